@@ -1,0 +1,71 @@
+"""aioeval: an async, high-throughput evaluation engine for execution-scored
+code benchmarks (HumanEval, CRUXEval-O, CRUXEval-I).
+
+Library use, inside any running event loop::
+
+    import aioeval
+    summary = await aioeval.evaluate(aioeval.RunSpec(benchmark="human-eval"))
+"""
+
+from __future__ import annotations
+
+from .config import RunConfig, load_config
+from .errors import (
+    AioevalError,
+    ConfigError,
+    DatasetError,
+    EndpointError,
+    IncompleteRunError,
+    InputError,
+    SandboxError,
+)
+from .events import Event, GenerationUpdate, ResultReady, RunFinished, RunStarted
+from .metrics import pass_at_k
+from .pipeline import RunHandle, RunSpec, evaluate, open_run
+from .pool import LocalPool, SandboxPool
+from .types import (
+    CandidateResult,
+    DatasetInfo,
+    Error,
+    Failed,
+    InfraError,
+    Measurement,
+    Passed,
+    Summary,
+    Timeout,
+    Verdict,
+)
+
+__all__ = [
+    "AioevalError",
+    "CandidateResult",
+    "ConfigError",
+    "DatasetError",
+    "DatasetInfo",
+    "EndpointError",
+    "Error",
+    "Event",
+    "Failed",
+    "GenerationUpdate",
+    "IncompleteRunError",
+    "InfraError",
+    "InputError",
+    "LocalPool",
+    "Measurement",
+    "Passed",
+    "ResultReady",
+    "RunConfig",
+    "RunFinished",
+    "RunHandle",
+    "RunSpec",
+    "RunStarted",
+    "SandboxError",
+    "SandboxPool",
+    "Summary",
+    "Timeout",
+    "Verdict",
+    "evaluate",
+    "load_config",
+    "open_run",
+    "pass_at_k",
+]

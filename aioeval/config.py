@@ -1,0 +1,226 @@
+"""Run configuration: the seed's YAML shape, decoded into typed Structs.
+
+Decoding goes through msgspec with unknown fields forbidden, so a typo is an
+error naming its path (``$.params.retyr``) instead of a silently ignored key.
+``--set dotted.key=value`` edits the raw mapping before decoding, so overrides
+are validated exactly like the file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import yaml
+
+from .errors import ConfigError
+
+
+class Base(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class RetryConfig(Base):
+    """Bounded exponential backoff with full jitter."""
+
+    max_attempts: int = 3
+    """Total attempts per request, the first included."""
+    backoff_base_s: float = 0.2
+    """First backoff; doubles per attempt."""
+    backoff_max_s: float = 5.0
+    """Cap on one backoff (a server's Retry-After may ask for longer)."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be >= 1")
+        if self.backoff_base_s < 0 or self.backoff_max_s < 0:
+            raise ValueError("backoff times must be >= 0")
+
+
+class RateLimit(Base):
+    """Proactive client-side limits, so a hosted API is never tripped."""
+
+    rpm: float | None = None
+    """Requests per minute (None: unknown, adapt to 429s)."""
+    tpm: float | None = None
+    """Tokens per minute, reserved from prompt length plus max_tokens."""
+    max_concurrency: int = 16
+    """Upper bound on requests in flight; AIMD moves below it on 429s."""
+
+
+class Price(Base):
+    """USD per million tokens, for ``<bench>.cost_usd``."""
+
+    prompt_per_million: float = 0.0
+    completion_per_million: float = 0.0
+
+
+class Target(Base):
+    """What produces candidates."""
+
+    mode: Literal["mock", "runtime"] = "mock"
+    """mock: bundled fixture / reference answers; runtime: a live endpoint."""
+    endpoint: str | None = None
+    """Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1."""
+    model: str | None = None
+    """Model name sent in each request."""
+    credentials_ref: str | None = None
+    """Where the API key comes from: ``env:NAME``. Never logged or stored."""
+    api: Literal["chat", "completions"] = "chat"
+    """Chat completions or legacy completions."""
+    retries: RetryConfig = RetryConfig()
+    """Retry bounds for control-plane calls (model listing), not generation."""
+    rate_limit: RateLimit = RateLimit()
+    """Client-side request and token limits."""
+    price: Price = Price()
+    """Token prices for the cost measurement."""
+    request_timeout_s: float = 120.0
+    """Total time allowed for one generation request."""
+    use_n: bool = True
+    """Ask for n samples in one request when the server honours ``n``."""
+
+
+class SandboxParams(Base):
+    """Per-candidate isolation and limits."""
+
+    isolation: Literal["strict", "best", "minimal"] = "best"
+    """best: every layer that works; strict: refuse unless all are on."""
+    memory_mb: int = 2048
+    """Address-space limit per process."""
+    fsize_mb: int = 64
+    """Largest file (including captured output) a candidate may write."""
+    nofile: int = 256
+    """Open file descriptors per process."""
+    wall_timeout_s: float | None = None
+    """Wall-clock backstop; default max(3 x timeout_s, timeout_s + 5)."""
+    hash_seed: int | None = 0
+    """PYTHONHASHSEED for candidates (None: random per template), so verdicts
+    that depend on set iteration order are reproducible."""
+    output_tail: int = 2048
+    """Bytes of captured stdout/stderr kept per candidate."""
+
+
+class Params(Base):
+    """How the run is carried out and scored."""
+
+    execute: bool = False
+    """llm-mock: run reference answers through the sandbox instead of replaying."""
+    limit: int | None = None
+    """Evaluate only the first N problems."""
+    allow_code_execution: bool = False
+    """Required for llm-endpoint: model output will be executed."""
+    retry: RetryConfig | None = None
+    """Generation retries; off when absent. Changes the dataset digest."""
+    n_samples: int = 1
+    """Samples per problem (pass@k needs n >= k)."""
+    k: list[int] = msgspec.field(default_factory=lambda: [1, 10, 100])
+    """pass@k values reported, where every problem has n >= k."""
+    timeout_s: float = 3.0
+    """CPU-time budget per candidate."""
+    workers: int | None = None
+    """Sandbox slots; default one per CPU core."""
+    buffer: int | None = None
+    """Completions allowed to wait for a sandbox slot (backpressure); default 4 x workers."""
+    temperature: float | None = None
+    """Sampling temperature (None: server default)."""
+    top_p: float | None = None
+    max_tokens: int = 512
+    stop: list[str] | None = None
+    seed: int | None = None
+    dataset_path: str | None = None
+    """Local dataset file (CRUXEval JSONL)."""
+    dataset_url: str | None = None
+    """Base URL for downloading the pinned CRUXEval file (tests point it at 127.0.0.1)."""
+    scoring: Literal["strict", "official"] = "strict"
+    """CRUXEval: strict closes the official evaluator's loopholes."""
+    prompt: Literal["direct", "cot"] = "direct"
+    """CRUXEval prompt style."""
+    dedup: bool = True
+    """Execute identical (problem, candidate) pairs once per run."""
+    recheck_timeouts: bool = False
+    """Run timed-out candidates again at the end and report flips."""
+    sandbox: SandboxParams = SandboxParams()
+
+    def __post_init__(self) -> None:
+        if self.n_samples < 1:
+            raise ValueError("n_samples must be >= 1")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError("limit must be >= 1")
+        if self.timeout_s <= 0:
+            raise ValueError("timeout_s must be > 0")
+        if any(k < 1 for k in self.k):
+            raise ValueError("every k must be >= 1")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError("workers must be >= 1")
+
+
+class RunConfig(Base):
+    target: Target = Target()
+    params: Params = Params()
+
+    @property
+    def workers(self) -> int:
+        return self.params.workers or os.cpu_count() or 1
+
+    @property
+    def wall_timeout_s(self) -> float:
+        t = self.params.timeout_s
+        return self.params.sandbox.wall_timeout_s or max(3 * t, t + 5)
+
+
+def _set_dotted(raw: dict[str, Any], assignment: str) -> None:
+    key, sep, value = assignment.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--set {assignment!r}: expected dotted.key=value")
+    parts = key.strip().split(".")
+    node: dict[str, Any] = raw
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {key}: {part} is not a mapping")
+        node = child
+    try:
+        node[parts[-1]] = yaml.safe_load(value) if value.strip() else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--set {key}: cannot parse value {value!r}: {exc}") from None
+
+
+def load_config(
+    path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+) -> RunConfig:
+    """Read YAML (optional), apply ``--set`` overrides, decode strictly."""
+    source = str(path) if path else "<defaults>"
+    raw: Any = {}
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{source}: cannot read config: {exc.strerror}") from None
+        try:
+            raw = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f":{mark.line + 1}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ConfigError(f"{source}{where}: invalid YAML: {problem}") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{source}: the config must be a mapping with target/params")
+    for assignment in overrides:
+        _set_dotted(raw, assignment)
+    return decode_config(raw, source)
+
+
+def decode_config(raw: dict[str, Any], source: str = "<config>") -> RunConfig:
+    try:
+        return msgspec.convert(raw, RunConfig)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def public_config(cfg: RunConfig) -> dict[str, Any]:
+    """The config as recorded in outputs (it never holds the key itself)."""
+    return msgspec.to_builtins(cfg)  # type: ignore[no-any-return]

@@ -1,0 +1,41 @@
+"""Progress events. The library never prints: it calls an optional hook
+with these, and the CLI renders them (rich). Hooks must be cheap and must
+not raise."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+
+from .types import CandidateResult, Summary
+
+
+class RunStarted(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    benchmark: str
+    total: int
+    out_dir: str
+    layers: list[str] = []
+    warnings: list[str] = []
+
+
+class ResultReady(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    result: CandidateResult
+
+
+class GenerationUpdate(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    """Snapshot of the generation stage (endpoint runs)."""
+
+    done: int
+    in_flight: int
+    rate_limited: int
+    retries: int
+    failed: int
+
+
+class RunFinished(msgspec.Struct, frozen=True, kw_only=True, tag=True):
+    summary: Summary
+
+
+Event = RunStarted | ResultReady | GenerationUpdate | RunFinished
+EventHook = Callable[[Event], None]

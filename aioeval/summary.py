@@ -1,0 +1,102 @@
+"""Streaming run statistics and the measurements of summary.json.
+
+Only counts are kept per problem (n scored, c passed), so memory does not
+grow with the number of samples. Measurement names are a public contract:
+``<benchmark>.pass_at_<k>``, ``.avg_latency_ms`` (mean sandbox wall time per
+executed candidate), ``.total_tokens``, ``.cost_usd``, ``.retry_count``,
+``.retry_overhead_ms``, and generation latency percentiles under their own
+names (``.generation_latency_p50_ms`` ...).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .config import RunConfig
+from .metrics import mean_pass_at_k, percentile, reportable_ks
+from .types import CandidateResult, Measurement
+
+
+class RunStats:
+    def __init__(self, benchmark: str) -> None:
+        self.benchmark = benchmark
+        self.per_problem: dict[str, list[int]] = {}
+        self.counts: Counter[str] = Counter()
+        self.infra_causes: Counter[str] = Counter()
+        self.wall_sum = 0.0
+        self.executions = 0
+        self.cached = 0
+        self.gen_latencies: list[float] = []
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.usage_seen = False
+        self.retry_count = 0
+        self.retry_overhead_ms = 0.0
+        self.candidates = 0
+
+    def add(self, r: CandidateResult) -> None:
+        self.candidates += 1
+        self.counts[r.status] += 1
+        if r.status == "infra_error":
+            self.infra_causes[r.infra_cause or "unknown"] += 1
+        else:
+            nc = self.per_problem.setdefault(r.problem_id, [0, 0])
+            nc[0] += 1
+            if r.status == "passed":
+                nc[1] += 1
+        if r.cached:
+            self.cached += 1
+        elif r.wall_ms is not None:
+            self.executions += 1
+            self.wall_sum += r.wall_ms
+        if r.latency_ms is not None:
+            self.gen_latencies.append(r.latency_ms)
+        if r.prompt_tokens is not None or r.completion_tokens is not None:
+            self.usage_seen = True
+            self.prompt_tokens += r.prompt_tokens or 0
+            self.completion_tokens += r.completion_tokens or 0
+        self.retry_count += r.retry_count
+        self.retry_overhead_ms += r.retry_overhead_ms
+
+    def pass_counts(self) -> dict[str, tuple[int, int]]:
+        return {k: (v[0], v[1]) for k, v in self.per_problem.items() if v[0] > 0}
+
+    def measurements(self, cfg: RunConfig) -> list[Measurement]:
+        b = self.benchmark
+        out: list[Measurement] = []
+        counts = self.pass_counts()
+
+        def add(name: str, value: float, unit: str, klass: str, official: bool) -> None:
+            out.append(
+                Measurement(
+                    name=f"{b}.{name}", value=value, unit=unit, klass=klass, official=official
+                )  # type: ignore[arg-type]
+            )
+
+        for k in reportable_ks(counts, cfg.params.k):
+            add(
+                f"pass_at_{k}",
+                mean_pass_at_k(counts.values(), k),
+                "fraction",
+                "deterministic",
+                True,
+            )
+        if self.executions:
+            add("avg_latency_ms", self.wall_sum / self.executions, "ms", "environmental", False)
+        if self.usage_seen:
+            total = self.prompt_tokens + self.completion_tokens
+            add("total_tokens", float(total), "tokens", "deterministic", False)
+            price = cfg.target.price
+            cost = (
+                self.prompt_tokens * price.prompt_per_million
+                + self.completion_tokens * price.completion_per_million
+            ) / 1e6
+            add("cost_usd", cost, "USD", "deterministic", False)
+        if cfg.params.retry is not None:
+            add("retry_count", float(self.retry_count), "count", "environmental", False)
+            add("retry_overhead_ms", self.retry_overhead_ms, "ms", "environmental", False)
+        if self.gen_latencies:
+            lat = sorted(self.gen_latencies)
+            for q in (50, 90, 99):
+                add(f"generation_latency_p{q}_ms", percentile(lat, q), "ms", "environmental", False)
+        return out

@@ -1,0 +1,186 @@
+"""Data model: frozen, keyword-only msgspec Structs shared by every stage.
+
+A verdict is a tagged union (``status`` is the tag), so a failing candidate is
+data, never an exception. `CandidateResult` is one line of results.jsonl and
+`Summary` is summary.json; their field names are a public contract (see
+DESIGN.md): extend them, never rename.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+
+class Problem(msgspec.Struct, frozen=True, kw_only=True):
+    """One benchmark problem. ``fields`` holds the suite-specific columns
+    (prompt/test/entry_point for HumanEval, code/input/output for CRUXEval)."""
+
+    id: str
+    fields: dict[str, str]
+
+
+class Dataset(msgspec.Struct, frozen=True, kw_only=True):
+    """Problems plus the identity that makes two runs comparable."""
+
+    name: str
+    version: str
+    digest: str
+    problems: list[Problem]
+
+    @property
+    def size(self) -> int:
+        return len(self.problems)
+
+
+class Generation(msgspec.Struct, frozen=True, kw_only=True):
+    """Accounting of how one candidate was produced (generation side only)."""
+
+    attempts: int = 0
+    latency_ms: float | None = None
+    retry_count: int = 0
+    retry_overhead_ms: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    """A model answer for one (problem, sample index): ``raw`` is what the
+    model produced, ``text`` the unwrapped candidate that is executed."""
+
+    problem_id: str
+    sample_index: int
+    raw: str
+    text: str
+    generation: Generation = Generation()
+
+
+class Passed(msgspec.Struct, frozen=True, kw_only=True, tag="passed", tag_field="status"):
+    reason: str = ""
+
+
+class Failed(msgspec.Struct, frozen=True, kw_only=True, tag="failed", tag_field="status"):
+    reason: str = ""
+
+
+class Timeout(msgspec.Struct, frozen=True, kw_only=True, tag="timeout", tag_field="status"):
+    reason: str = ""
+
+
+class Error(msgspec.Struct, frozen=True, kw_only=True, tag="error", tag_field="status"):
+    reason: str = ""
+
+
+class InfraError(msgspec.Struct, frozen=True, kw_only=True, tag="infra_error", tag_field="status"):
+    """The engine failed (worker crash, generation gave up), not the model."""
+
+    reason: str = ""
+    cause: str = "sandbox"
+
+
+Verdict = Passed | Failed | Timeout | Error | InfraError
+Status = Literal["passed", "failed", "timeout", "error", "infra_error"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "timeout", "error", "infra_error")
+
+
+def status_of(verdict: Verdict) -> Status:
+    return verdict.__struct_config__.tag  # type: ignore[return-value]
+
+
+class Execution(msgspec.Struct, frozen=True, kw_only=True):
+    """Sandbox accounting for one candidate (execution side only)."""
+
+    wall_ms: float | None = None
+    cpu_ms: float | None = None
+    output_tail: str = ""
+    cached: bool = False
+
+
+class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of results.jsonl."""
+
+    problem_id: str
+    sample_index: int
+    status: Status
+    reason: str
+    candidate: str
+    raw: str | None
+    wall_ms: float | None
+    cpu_ms: float | None
+    cached: bool
+    attempts: int
+    latency_ms: float | None
+    retry_count: int
+    retry_overhead_ms: float
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    output_tail: str = ""
+    infra_cause: str | None = None
+
+
+def make_result(candidate: Candidate, verdict: Verdict, execution: Execution) -> CandidateResult:
+    g = candidate.generation
+    return CandidateResult(
+        problem_id=candidate.problem_id,
+        sample_index=candidate.sample_index,
+        status=status_of(verdict),
+        reason=verdict.reason,
+        candidate=candidate.text,
+        raw=candidate.raw if candidate.raw != candidate.text else None,
+        wall_ms=execution.wall_ms,
+        cpu_ms=execution.cpu_ms,
+        cached=execution.cached,
+        attempts=g.attempts,
+        latency_ms=g.latency_ms,
+        retry_count=g.retry_count,
+        retry_overhead_ms=g.retry_overhead_ms,
+        prompt_tokens=g.prompt_tokens,
+        completion_tokens=g.completion_tokens,
+        output_tail=execution.output_tail,
+        infra_cause=verdict.cause if isinstance(verdict, InfraError) else None,
+    )
+
+
+class Measurement(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    value: float
+    unit: str
+    klass: Literal["deterministic", "environmental"] = msgspec.field(name="class")
+    official: bool
+
+
+class DatasetInfo(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    version: str
+    digest: str
+    size: int
+
+
+class Summary(msgspec.Struct, frozen=True, kw_only=True):
+    """summary.json. The first three fields are the contract; the rest extend it."""
+
+    benchmark: str
+    dataset: DatasetInfo
+    measurements: list[Measurement]
+    platform: str = ""
+    complete: bool = True
+    counts: dict[str, int] = {}
+    incomplete: dict[str, int] = {}
+    candidates: int = 0
+    executions: int = 0
+    executions_saved: int = 0
+    scoring: str | None = None
+    isolation: list[str] = []
+    model: str | None = None
+    started_at: str = ""
+    finished_at: str = ""
+    wall_s: float = 0.0
+    notes: list[str] = []
+
+    def measurement(self, name: str) -> Measurement | None:
+        for m in self.measurements:
+            if m.name == name:
+                return m
+        return None

