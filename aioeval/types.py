@@ -8,6 +8,7 @@ DESIGN.md): extend them, never rename.
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 import msgspec
@@ -44,6 +45,12 @@ class Generation(msgspec.Struct, frozen=True, kw_only=True):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str | None = None
+    started_at: float | None = None
+    """Unix time the first request for this sample was sent."""
+    finished_at: float | None = None
+    """Unix time the final response arrived."""
+    rate_limited: int = 0
+    """429 answers seen while producing this sample."""
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):
@@ -118,9 +125,18 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     completion_tokens: int | None
     output_tail: str = ""
     infra_cause: str | None = None
+    skipped: bool = False
+    """Not executed under a scoring rule (CRUXEval official mode's skip rules)."""
+    gen_started_at: float | None = None
+    gen_finished_at: float | None = None
+    rate_limited: int = 0
+    finished_at: float | None = None
+    """Unix time the verdict was journaled."""
 
 
-def make_result(candidate: Candidate, verdict: Verdict, execution: Execution) -> CandidateResult:
+def make_result(
+    candidate: Candidate, verdict: Verdict, execution: Execution, *, skipped: bool = False
+) -> CandidateResult:
     g = candidate.generation
     return CandidateResult(
         problem_id=candidate.problem_id,
@@ -140,6 +156,11 @@ def make_result(candidate: Candidate, verdict: Verdict, execution: Execution) ->
         completion_tokens=g.completion_tokens,
         output_tail=execution.output_tail,
         infra_cause=verdict.cause if isinstance(verdict, InfraError) else None,
+        skipped=skipped,
+        gen_started_at=g.started_at,
+        gen_finished_at=g.finished_at,
+        rate_limited=g.rate_limited,
+        finished_at=time.time(),
     )
 
 
