@@ -257,8 +257,12 @@ class LocalPool:
             try:
                 out = await slot.run(job)
                 if out.status == "infra_error":
+                    # A fresh id: the dead template may have left this job's
+                    # work directory behind.
                     self.infra_retries += 1
-                    out = await slot.run(job)
+                    retry = protocol.Job(id=next(self._ids), program=program, value_expr=value_expr)
+                    out = await slot.run(retry)
+                    out = msgspec.structs.replace(out, id=job.id)
             finally:
                 self._idle.append(slot)
         return out

@@ -1,0 +1,144 @@
+"""The engine as a library inside an already running event loop."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+import aioeval
+from aioeval.config import load_config
+from aioeval.events import Event, ResultReady, RunFinished, RunStarted
+
+pytestmark = pytest.mark.anyio
+
+
+def test_public_api_is_pinned() -> None:
+    assert sorted(aioeval.__all__) == sorted(
+        [
+            "AioevalError",
+            "CandidateResult",
+            "ConfigError",
+            "DatasetError",
+            "DatasetInfo",
+            "EndpointError",
+            "Error",
+            "Event",
+            "Failed",
+            "GenerationUpdate",
+            "IncompleteRunError",
+            "InfraError",
+            "InputError",
+            "LocalPool",
+            "Measurement",
+            "Passed",
+            "ResultReady",
+            "RunConfig",
+            "RunFinished",
+            "RunHandle",
+            "RunSpec",
+            "RunStarted",
+            "SandboxError",
+            "SandboxPool",
+            "Summary",
+            "Timeout",
+            "Verdict",
+            "evaluate",
+            "load_config",
+            "open_run",
+            "pass_at_k",
+        ]
+    )
+    for name in aioeval.__all__:
+        assert hasattr(aioeval, name)
+
+
+def test_only_aioeval_is_a_new_top_level_name(tmp_path: Path) -> None:
+    code = (
+        "import importlib.util as u\n"
+        "assert u.find_spec('aioeval') is not None\n"
+        "assert u.find_spec('aioeval.sandbox') and u.find_spec('aioeval.suites')\n"
+        "for name in ('sandbox', 'suites', 'fixtures'):\n"
+        "    assert u.find_spec(name) is None, name\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+async def test_evaluate_in_running_loop_with_events(tmp_path: Path) -> None:
+    events: list[Event] = []
+    spec = aioeval.RunSpec(
+        benchmark="human-eval",
+        config=load_config(overrides=["params.execute=true", "params.limit=6"]),
+        out_dir=str(tmp_path / "run"),
+    )
+    summary = await aioeval.evaluate(spec, on_event=events.append)
+    m = summary.measurement("human-eval.pass_at_1")
+    assert m is not None and m.value == 1.0
+    assert isinstance(events[0], RunStarted) and events[0].total == 6
+    assert sum(isinstance(e, ResultReady) for e in events) == 6
+    assert isinstance(events[-1], RunFinished)
+
+
+async def test_open_run_streams_results(tmp_path: Path) -> None:
+    spec = aioeval.RunSpec(
+        benchmark="human-eval",
+        config=load_config(overrides=["params.execute=true", "params.limit=4"]),
+        out_dir=str(tmp_path / "run"),
+    )
+    seen = []
+    async with aioeval.open_run(spec) as run:
+        async for result in run:
+            seen.append(result.problem_id)
+    assert sorted(seen) == [f"HumanEval/{i}" for i in range(4)]
+    assert run.summary is not None and run.summary.candidates == 4
+
+
+async def test_cancelling_the_caller_kills_the_sandboxes(tmp_path: Path) -> None:
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(
+        "".join(
+            f'{{"task_id": "HumanEval/{i}", "completion": "    import time\\n    time.sleep(30)\\n"}}\n'
+            for i in range(4)
+        )
+    )
+    cfg = load_config(overrides=["params.timeout_s=20"])
+    spec = aioeval.RunSpec(
+        benchmark="human-eval", config=cfg, out_dir=str(tmp_path / "r"), samples=str(samples)
+    )
+    started: list[RunStarted] = []
+    with anyio.move_on_after(1.5):
+        await aioeval.evaluate(
+            spec, on_event=lambda e: started.append(e) if isinstance(e, RunStarted) else None
+        )
+    assert started, "the run should have started before being cancelled"
+    # No process of ours (templates or candidates) may survive the cancel.
+    await anyio.sleep(0.2)
+    mine = _descendants(os.getpid())
+    assert mine == [], mine
+
+
+def _descendants(root: int) -> list[int]:
+    out: list[int] = []
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                    kids = [int(x) for x in fh.read().split()]
+            except OSError:
+                continue
+            out += kids
+            stack += kids
+    return out

@@ -1,0 +1,204 @@
+"""Sandbox properties, one by one, through the real template-fork pool."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import anyio
+import pytest
+from aioeval.sandbox import plain
+from aioeval.sandbox.protocol import Limits
+
+from aioeval.pool import LocalPool
+
+pytestmark = pytest.mark.anyio
+
+FAST = Limits(cpu_s=1.0, wall_s=3.0, memory_mb=1024, fsize_mb=8)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+async def test_pass_fail_and_error_verdicts() -> None:
+    async with LocalPool(workers=2, limits=FAST) as pool:
+        assert (await pool.run("assert sum([1, 2]) == 3")).status == "passed"
+        out = await pool.run("assert 1 == 2, 'nope'")
+        assert out.status == "failed" and "AssertionError: nope" in out.reason
+        out = await pool.run("def f(:\n  pass")
+        assert out.status == "error" and "SyntaxError" in out.reason
+        out = await pool.run("raise ValueError('bad')")
+        assert out.status == "failed" and "ValueError: bad" in out.reason
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "import sys\nsys.exit(0)",
+        "import os\nos._exit(0)",
+        "print('passed')\nimport os\nos._exit(0)",
+        "raise SystemExit(0)",
+        "def check(c):\n    import sys; sys.exit(0)\ncheck(1)",
+    ],
+)
+async def test_early_exit_is_never_a_pass(program: str) -> None:
+    async with LocalPool(workers=1, limits=FAST) as pool:
+        out = await pool.run(program)
+    assert out.status == "failed", out
+
+
+async def test_printed_marker_or_forged_report_is_not_a_pass() -> None:
+    # The candidate writes plausible "pass" bytes to every descriptor it has,
+    # then exits before the harness could report.
+    program = (
+        "import os\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n"
+        "        os.write(fd, b'P' * 64)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print('passed')\n"
+        "os._exit(0)\n"
+    )
+    async with LocalPool(workers=1, limits=FAST) as pool:
+        out = await pool.run(program)
+    assert out.status == "failed"
+
+
+async def test_cpu_timeout_kills_the_whole_group() -> None:
+    program = (
+        "import os, time\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "print('GRANDCHILD', pid, flush=True)\n"
+        "while True:\n"
+        "    pass\n"
+    )
+    async with LocalPool(workers=1, limits=FAST) as pool:
+        out = await pool.run(program)
+        assert out.status == "timeout"
+        assert out.cpu_ms >= 900
+        pid = int(out.output_tail.split("GRANDCHILD")[1].split()[0])
+        assert not _alive(pid)
+
+
+async def test_sleeping_candidate_hits_the_wall_backstop() -> None:
+    limits = Limits(cpu_s=1.0, wall_s=1.5)
+    async with LocalPool(workers=1, limits=limits) as pool:
+        out = await pool.run("import time\ntime.sleep(30)")
+    assert out.status == "timeout" and "wall-clock" in out.reason
+    assert 1400 <= out.wall_ms < 5000
+
+
+async def test_ignoring_sigxcpu_still_times_out() -> None:
+    program = (
+        "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    )
+    async with LocalPool(workers=1, limits=FAST) as pool:
+        out = await pool.run(program)
+    assert out.status == "timeout"
+
+
+async def test_output_flood_is_capped() -> None:
+    # 1 GB of output: stopped by the file-size limit, tail kept short, and the
+    # engine never holds more than the tail.
+    program = "import os\nchunk = b'x' * 65536\nfor _ in range(16384):\n    os.write(1, chunk)\n"
+    async with LocalPool(workers=1, limits=FAST) as pool:
+        out = await pool.run(program)
+    # Python ignores SIGXFSZ, so the write fails with EFBIG inside the candidate.
+    assert out.status in ("failed", "error")
+    assert "File too large" in out.reason or "file size" in out.reason
+    assert 0 < len(out.output_tail) <= FAST.output_tail
+
+
+async def test_engine_secrets_are_invisible(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
+    program = (
+        "import os\n"
+        "print(dict(os.environ))\n"
+        "for pid in (os.getppid(), 1):\n"
+        "    try:\n"
+        "        print(open(f'/proc/{pid}/environ', 'rb').read())\n"
+        "    except OSError as e:\n"
+        "        print('denied', e)\n"
+    )
+    async with LocalPool(workers=1, limits=FAST) as pool:
+        out = await pool.run(program)
+    assert out.status == "passed"
+    assert "sk-test-secret" not in out.output_tail
+    assert "OPENAI_API_KEY" not in out.output_tail
+    assert "PATH" in out.output_tail
+
+
+async def test_value_job_returns_plain_data() -> None:
+    async with LocalPool(workers=1, limits=FAST) as pool:
+        out = await pool.run("def f(x):\n    return {'a': [x, (1.5, None)], 'b': {3}}", "f(-2)")
+        assert out.status == "passed" and out.value is not None
+        assert plain.loads(out.value) == {"a": [-2, (1.5, None)], "b": {3}}
+        # An object that claims to equal anything is not plain data.
+        out = await pool.run(
+            "class A:\n    def __eq__(self, o):\n        return True\ndef f():\n    return A()",
+            "f()",
+        )
+        assert out.status == "failed" and "not plain" in out.reason
+
+
+async def test_template_crash_is_infra_error_then_retried() -> None:
+    async with LocalPool(workers=1, limits=Limits(cpu_s=2.0, wall_s=5.0)) as pool:
+        template = pool._slots[0].ready
+        assert template is not None
+
+        async def kill_soon() -> None:
+            await anyio.sleep(0.3)
+            os.kill(template.pid, signal.SIGKILL)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(kill_soon)
+            out = await pool.run("import time\ntime.sleep(0.8)")
+        assert out.status == "passed"  # retried once on a fresh template
+        assert pool.infra_retries == 1
+        assert pool._slots[0].ready is not None and pool._slots[0].ready.pid != template.pid
+
+
+async def test_cancellation_leaves_no_processes() -> None:
+    pool = LocalPool(workers=2, limits=Limits(cpu_s=30.0, wall_s=60.0))
+    await pool.start()
+    templates = [s.ready.pid for s in pool._slots if s.ready is not None]
+    program = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(120)\ntime.sleep(120)\n"
+    children: list[int] = []
+    with anyio.move_on_after(1.0):
+        async with anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(pool.run, program)
+            await anyio.sleep(0.6)
+            for pid in templates:
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                        children += [int(x) for x in fh.read().split()]
+            await anyio.sleep(10)
+    await pool.aclose()
+    assert len(children) >= 2
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(p) for p in templates + children):
+        await anyio.sleep(0.05)
+    assert not [p for p in templates + children if _alive(p)]
+
+
+async def test_concurrency_is_bounded_by_workers() -> None:
+    async with LocalPool(workers=2, limits=FAST) as pool:
+        t0 = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(pool.run, "import time\ntime.sleep(0.3)")
+        elapsed = time.perf_counter() - t0
+    # 4 sleeps of 0.3 s on 2 slots take two rounds, never one.
+    assert elapsed >= 0.55
