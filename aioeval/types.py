@@ -70,6 +70,9 @@ class Passed(msgspec.Struct, frozen=True, kw_only=True, tag="passed", tag_field=
 
 class Failed(msgspec.Struct, frozen=True, kw_only=True, tag="failed", tag_field="status"):
     reason: str = ""
+    skipped: bool = False
+    """Not executed because a scoring rule refuses it (CRUXEval official mode);
+    kept on the verdict so a deduplicated copy is marked skipped too."""
 
 
 class Timeout(msgspec.Struct, frozen=True, kw_only=True, tag="timeout", tag_field="status"):
@@ -156,7 +159,7 @@ def make_result(
         completion_tokens=g.completion_tokens,
         output_tail=execution.output_tail,
         infra_cause=verdict.cause if isinstance(verdict, InfraError) else None,
-        skipped=skipped,
+        skipped=skipped or (isinstance(verdict, Failed) and verdict.skipped),
         gen_started_at=g.started_at,
         gen_finished_at=g.finished_at,
         rate_limited=g.rate_limited,
