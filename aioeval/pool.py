@@ -21,6 +21,7 @@ import shutil
 import sys
 import sysconfig
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -111,7 +112,12 @@ class _Slot:
         self.proc = proc
         assert proc.stdout is not None and proc.stdin is not None
         self.reader = BufferedByteReceiveStream(proc.stdout)
-        hello = protocol.Hello(limits=self.pool.limits, env=dict(BASE_ENV), work_root=work_root)
+        hello = protocol.Hello(
+            limits=self.pool.limits,
+            env=dict(BASE_ENV),
+            work_root=work_root,
+            isolation=self.pool.isolation,
+        )
         try:
             with anyio.fail_after(30):
                 await proc.stdin.send(protocol.encode_frame(hello))
@@ -119,6 +125,11 @@ class _Slot:
         except Exception as exc:
             await self.kill()
             raise SandboxError(f"sandbox template failed to start: {exc!r}") from None
+        if self.pool.isolation == "strict" and self.ready.missing:
+            await self.kill()
+            name = self.ready.missing[0]
+            why = next((w for w in self.ready.warnings if w.startswith(name)), name)
+            raise SandboxError(f"isolation=strict refused: {why}")
         self.broken = False
 
     async def _frame(self) -> bytes:
@@ -184,6 +195,8 @@ class _Slot:
                         await stream.aclose()
                     except Exception:
                         pass
+            if self.ready is not None:
+                _remove_cgroups(self.ready.cgroups)
 
 
 class LocalPool:
@@ -200,10 +213,12 @@ class LocalPool:
         limits: Limits | None = None,
         hash_seed: int | None = 0,
         debug: bool = False,
+        isolation: str = "best",
     ) -> None:
         self.workers = workers or os.cpu_count() or 1
         self.limits = limits or Limits()
         self.hash_seed = hash_seed
+        self.isolation = isolation
         self.debug = debug
         self.decoder = msgspec.msgpack.Decoder(Outcome)
         self.work_root = ""
@@ -233,6 +248,8 @@ class LocalPool:
 
     async def start(self) -> None:
         self.work_root = tempfile.mkdtemp(prefix="aioeval-sandbox-")
+        # Candidates running under their own uid must traverse to their dir.
+        os.chmod(self.work_root, 0o711)
         self._slots = [_Slot(i, self) for i in range(self.workers)]
         try:
             async with anyio.create_task_group() as tg:
@@ -284,6 +301,7 @@ def make_limits(
     fsize_mb: int,
     nofile: int,
     output_tail: int,
+    disk_mb: int = 256,
 ) -> Limits:
     return Limits(
         cpu_s=timeout_s,
@@ -292,4 +310,28 @@ def make_limits(
         fsize_mb=fsize_mb,
         nofile=nofile,
         output_tail=output_tail,
+        disk_mb=disk_mb,
     )
+
+
+def _remove_cgroups(paths: list[str]) -> None:
+    """Remove a dead template's cgroups, killing anything still inside."""
+    for path in reversed(paths):
+        for _ in range(100):
+            try:
+                os.rmdir(path)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                try:
+                    with open(os.path.join(path, "cgroup.procs"), "rb") as fh:
+                        pids = [int(p) for p in fh.read().split()]
+                except OSError:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, 9)
+                    except OSError:
+                        pass
+                time.sleep(0.01)

@@ -20,7 +20,7 @@ import resource
 import signal
 import struct
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 try:
     from . import plain
@@ -86,8 +86,15 @@ def child_main(
     env: Mapping[str, str],
     limits: Mapping[str, float | int | None],
     pre_exec: list[object] | None = None,
+    confine: Callable[[], None] | None = None,
 ) -> None:
-    """Isolate this freshly forked process, run the program, report, exit."""
+    """Isolate this freshly forked process, run the program, report, exit.
+
+    ``confine`` applies the per-child half of the template's isolation layers
+    (uid drop, Landlock; see ``layers``); it runs after the child has its
+    own session, stdio and working directory and before any fd is closed, so
+    it can still use descriptors the template prepared.
+    """
     try:
         os.setsid()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
@@ -96,12 +103,14 @@ def child_main(
         os.dup2(devnull, 0)
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
+        os.chdir(workdir)
+        if confine is not None:
+            confine()
         keep = result_fd
         os.closerange(3, keep)
         os.closerange(keep + 1, 65536)
         for hook in pre_exec or ():
             hook()  # type: ignore[operator]
-        os.chdir(workdir)
         os.environ.clear()
         os.environ.update(env)
         os.environ["HOME"] = workdir

@@ -37,6 +37,8 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     nofile: int = 256
     nproc: int = 512
     output_tail: int = 2048
+    disk_mb: int = 256
+    """Total size of the files a candidate may write (its private tmpfs)."""
 
 
 class Hello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -46,6 +48,8 @@ class Hello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     env: dict[str, str]
     work_root: str
     layers: list[str] = []
+    isolation: str = "best"
+    """strict, best or minimal: which isolation layers the template sets up."""
 
 
 class Ready(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -54,6 +58,10 @@ class Ready(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     pid: int
     layers: list[str]
     warnings: list[str]
+    missing: list[str] = []
+    """Layers the mode asked for that this machine cannot provide."""
+    cgroups: list[str] = []
+    """cgroup directories the template created (the engine removes leftovers)."""
 
 
 class Job(msgspec.Struct, frozen=True, kw_only=True, array_like=True):

@@ -38,9 +38,10 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import harness, protocol
+    from . import harness, layers, protocol
 except ImportError:
     import harness  # type: ignore[no-redef]
+    import layers  # type: ignore[no-redef]
     import protocol  # type: ignore[no-redef]
 
 # Warm the modules candidates commonly import, so each fork gets them free.
@@ -83,24 +84,43 @@ class Template:
         self.out_fd = os.memfd_create("candidate-output", 0)
         self.work_root = hello.work_root
         os.makedirs(self.work_root, mode=0o700, exist_ok=True)
+        self.conf = layers.setup(
+            mode=hello.isolation,
+            work_root=self.work_root,
+            memory_mb=self.limits.memory_mb,
+            disk_mb=self.limits.disk_mb,
+            nproc=self.limits.nproc,
+            site_dirs=sys.argv[1:],
+        )
+        if self.conf.uid is not None:
+            os.chmod(self.work_root, 0o711)  # the child's uid must reach its dir
         self.layers: list[str] = ["rlimits", "process-group", "fresh-env", "workdir"]
-        self.warnings: list[str] = []
+        self.warnings: list[str] = self.conf.warnings
+        self.missing: list[str] = self.conf.missing
         if prctl(PR_SET_CHILD_SUBREAPER, 1):
             self.layers.append("subreaper")
         else:
+            self.missing.append("subreaper")
             self.warnings.append("child subreaper unavailable: setsid daemons may survive")
+        self.layers.extend(self.conf.layers)
         self.limit_map: dict[str, float | int | None] = {
             "cpu_s": self.limits.cpu_s,
             "memory_mb": self.limits.memory_mb,
             "fsize_mb": self.limits.fsize_mb,
             "nofile": self.limits.nofile,
-            "nproc": None,  # root ignores it and users share it; see hardening
+            # Root ignores RLIMIT_NPROC and users share its count, so it only
+            # means something under a uid of our own.
+            "nproc": self.limits.nproc if self.conf.uid is not None else None,
         }
         self.env = dict(hello.env)
+        self.oom_seen = layers.oom_kills(self.conf)
 
     def run(self, job: protocol.Job) -> protocol.Outcome:
         workdir = os.path.join(self.work_root, str(job.id))
         os.mkdir(workdir, 0o700)
+        uid = self.conf.uid
+        if uid is not None:
+            os.chown(workdir, uid, uid)
         os.ftruncate(self.out_fd, 0)
         os.lseek(self.out_fd, 0, os.SEEK_SET)
         token = self.secret + job.id.to_bytes(8, "little", signed=False)
@@ -120,6 +140,7 @@ class Template:
                     workdir=workdir,
                     env=self.env,
                     limits=self.limit_map,
+                    confine=self._confine,
                 )
             finally:
                 os._exit(70)
@@ -134,7 +155,18 @@ class Template:
         self._cleanup(pid)
         tail = self._tail()
         shutil.rmtree(workdir, ignore_errors=True)
-        return self._judge(job, token, data, status, wall_killed, too_big, wall_ms, cpu_ms, tail)
+        oom = layers.oom_kills(self.conf)
+        oom_killed, self.oom_seen = oom > self.oom_seen, oom
+        outcome = self._judge(job, token, data, status, wall_killed, too_big, wall_ms, cpu_ms, tail)
+        if oom_killed and outcome.status != "passed":
+            reason = "memory limit exceeded (all of the candidate's processes together)"
+            if outcome.reason:
+                reason += f"; {outcome.reason}"
+            outcome = msgspec.structs.replace(outcome, status="error", reason=reason)
+        return outcome
+
+    def _confine(self) -> None:
+        layers.confine_child(self.conf)
 
     def _wait(self, pid: int, r: int, t0: float) -> tuple[bytes, bool, bool]:
         """Collect the child's report until it exits or the backstop fires."""
@@ -162,6 +194,7 @@ class Template:
                     if fd == 0 and ev & (select.POLLHUP | select.POLLERR):
                         _killpg(pid)
                         self._cleanup(pid)
+                        layers.teardown(self.conf)
                         os._exit(0)
                     if fd == r and r_open:
                         chunk = _read_some(r)
@@ -193,6 +226,7 @@ class Template:
         """Kill the child's group and reap every orphan this subreaper got."""
         if pid > 0:
             _killpg(pid)
+        layers.kill_cgroup(self.conf)
         for _ in range(1000):
             kids = _children()
             if not kids:
@@ -342,7 +376,13 @@ def main() -> None:
     _write_all(
         1,
         protocol.encode_frame(
-            protocol.Ready(pid=os.getpid(), layers=template.layers, warnings=template.warnings)
+            protocol.Ready(
+                pid=os.getpid(),
+                layers=template.layers,
+                warnings=template.warnings,
+                missing=template.missing,
+                cgroups=template.conf.cgroups,
+            )
         ),
     )
     decoder = msgspec.msgpack.Decoder(protocol.Job)
@@ -355,6 +395,7 @@ def main() -> None:
         _write_all(1, protocol.encode_frame(outcome))
     template._cleanup(-1)
     shutil.rmtree(template.work_root, ignore_errors=True)
+    layers.teardown(template.conf)
 
 
 if __name__ == "__main__":
