@@ -10,10 +10,11 @@ names (``.generation_latency_p50_ms`` ...).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 from .config import RunConfig
-from .metrics import mean_pass_at_k, percentile, reportable_ks
+from .metrics import pass_at_k, percentile, reportable_ks
 from .types import CandidateResult, Measurement
 
 
@@ -40,10 +41,12 @@ class RunStats:
         if r.status == "infra_error":
             self.infra_causes[r.infra_cause or "unknown"] += 1
         else:
-            nc = self.per_problem.setdefault(r.problem_id, [0, 0])
+            nc = self.per_problem.setdefault(r.problem_id, [0, 0, 0])
             nc[0] += 1
             if r.status == "passed":
                 nc[1] += 1
+            if r.skipped:
+                nc[2] += 1
         if r.cached:
             self.cached += 1
         elif r.wall_ms is not None:
@@ -58,13 +61,44 @@ class RunStats:
         self.retry_count += r.retry_count
         self.retry_overhead_ms += r.retry_overhead_ms
 
+    def remove(self, r: CandidateResult) -> None:
+        """Undo ``add`` for a verdict that is being replaced (timeout re-check)."""
+        self.candidates -= 1
+        self.counts[r.status] -= 1
+        if r.status != "infra_error":
+            nc = self.per_problem[r.problem_id]
+            nc[0] -= 1
+            if r.status == "passed":
+                nc[1] -= 1
+            if r.skipped:
+                nc[2] -= 1
+        if not r.cached and r.wall_ms is not None:
+            self.executions -= 1
+            self.wall_sum -= r.wall_ms
+
     def pass_counts(self) -> dict[str, tuple[int, int]]:
         return {k: (v[0], v[1]) for k, v in self.per_problem.items() if v[0] > 0}
+
+    def official_crux_counts(self) -> dict[str, tuple[int, int]]:
+        """(n, c) per problem under the upstream CRUXEval evaluator's rule:
+        a problem where nothing executed passed keeps every generation
+        (n = all, c = 0); otherwise skipped generations drop out of n."""
+        return {
+            k: (v[0], 0) if v[1] == 0 else (v[0] - v[2], v[1])
+            for k, v in self.per_problem.items()
+            if v[0] > 0
+        }
 
     def measurements(self, cfg: RunConfig) -> list[Measurement]:
         b = self.benchmark
         out: list[Measurement] = []
         counts = self.pass_counts()
+        crux_official = b.startswith("cruxeval") and cfg.params.scoring == "official"
+        # Strict CRUXEval scoring is stricter than the upstream evaluator, so
+        # its pass@k is not comparable with published (official) figures.
+        pass_official = crux_official or not b.startswith("cruxeval")
+        scored = self.official_crux_counts() if crux_official else counts
+        estimate = _upstream_pass_at_k if crux_official else pass_at_k
 
         def add(name: str, value: float, unit: str, klass: str, official: bool) -> None:
             out.append(
@@ -74,12 +108,13 @@ class RunStats:
             )
 
         for k in reportable_ks(counts, cfg.params.k):
+            values = [estimate(n, c, k) for n, c in scored.values()]
             add(
                 f"pass_at_{k}",
-                mean_pass_at_k(counts.values(), k),
+                math.fsum(values) / len(values) if values else 0.0,
                 "fraction",
                 "deterministic",
-                True,
+                pass_official,
             )
         if self.executions:
             add("avg_latency_ms", self.wall_sum / self.executions, "ms", "environmental", False)
@@ -100,3 +135,11 @@ class RunStats:
             for q in (50, 90, 99):
                 add(f"generation_latency_p{q}_ms", percentile(lat, q), "ms", "environmental", False)
         return out
+
+
+def _upstream_pass_at_k(n: int, c: int, k: int) -> float:
+    """pass@k as the upstream CRUXEval evaluator computes it: 1.0 whenever
+    n - c < k, which also covers an official list shrunk below k."""
+    if n - c < k:
+        return 1.0
+    return pass_at_k(n, c, k)

@@ -1,0 +1,288 @@
+"""CRUXEval-O (predict ``f(input)``) and CRUXEval-I (find an input ``x`` with
+``f(x) == output``), both accepted only by execution.
+
+Two scoring modes (``params.scoring``):
+
+- ``official`` reproduces the upstream evaluator: run
+  ``code + "\\nassert " + output + " == " + generation`` with its skip rules
+  (a skipped generation is a ``failed`` result marked ``skipped``; the
+  per-problem n rule lives in ``aioeval.summary``).
+- ``strict`` (default) judges values, not programs: an -O answer must be a
+  literal and is compared in the engine without running anything; an -I
+  answer must be exactly one call ``f(...)``, which the sandbox evaluates and
+  returns as plain builtin data that the engine compares. Nothing the
+  candidate's process does (an always-equal object, ``f(x) or True``,
+  reading the expected value) can turn into a pass.
+
+Data: ``params.dataset_path`` first, then (replay and reference runs) the
+bundled fixture, else the pinned upstream file (see ``crux_data``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from aioeval.sandbox import plain
+
+from aioeval.config import Params
+from aioeval.errors import InputError
+from aioeval.pool import SandboxPool
+from aioeval.types import Candidate, Dataset, Error, Execution, Failed, Passed, Problem, Verdict
+
+from . import crux_answers as answers
+from . import crux_data as data
+from .base import MockRecord, Prompt, digest_problems, limit_problems, verdict_from_outcome
+
+SYSTEM = (
+    "You are an expert Python programmer who predicts exactly what a piece of code "
+    "does when it runs. You answer precisely and follow the requested answer format."
+)
+
+_ANSWER_FORMAT = (
+    "Put the complete assertion on one line between [ANSWER] and [/ANSWER], "
+    "like this:\n[ANSWER]\n{example}\n[/ANSWER]"
+)
+
+_TASKS = {
+    "o": (
+        "Here is a Python function `f` and an assertion that calls it on a concrete "
+        "input. Work out the exact value the call returns and complete the assertion "
+        "with it. Write that value as a Python literal: no function calls and no "
+        "arithmetic left to evaluate. Report what the code really returns, even if "
+        "the function looks wrong or unfinished."
+    ),
+    "i": (
+        "Here is a Python function `f` and the value a call of it must return. Find an "
+        "input for which `f` returns exactly that value. Several inputs may work; give "
+        "one. Answer with a full assertion that calls `f` on your input and compares "
+        "the result with the given value."
+    ),
+}
+
+_EXAMPLES = {"o": "assert f(4) == 9", "i": "assert f([3, 8, 1]) == 8"}
+
+_STYLES = {
+    "direct": "Give only the answer, with no explanation.",
+    "cot": (
+        "First reason it through: follow the execution step by step and track the "
+        "values of the variables. Then give your final answer."
+    ),
+}
+
+
+def _problem_line(problem: Problem, task: answers.Task) -> str:
+    f = problem.fields
+    if task == "o":
+        return f"assert f({f['input']}) == ??"
+    return f"assert f(??) == {f['output']}"
+
+
+class _CruxEval:
+    """Shared machinery; the subclasses fix the task."""
+
+    name: str
+    task: answers.Task
+
+    def __init__(self) -> None:
+        self._scoring = "strict"
+        self._all_ids: frozenset[str] | None = None
+        self._expected: dict[str, object] = {}
+        self._names: dict[str, frozenset[str]] = {}
+
+    # -- data -----------------------------------------------------------
+
+    async def load(self, params: Params, *, mode: str) -> Dataset:
+        # The scoring mode decides what makes two answers equivalent, so
+        # dedup_key (which gets no params) needs it; each run gets a fresh suite.
+        self._scoring = params.scoring
+        if mode == "replay":
+            problems, name = data.fixture_problems(), "cruxeval-mock-fixture"
+            version = data.FIXTURE_VERSION
+        elif params.dataset_path:
+            problems, version = data.read_problems(params.dataset_path)
+            name = "cruxeval"
+        elif mode == "reference":
+            problems, name = data.fixture_problems(), "cruxeval-fixture"
+            version = data.FIXTURE_VERSION
+        else:
+            problems = await data.load_pinned(params.dataset_url)
+            name, version = "cruxeval", data.PINNED_VERSION
+        self._all_ids = frozenset(p.id for p in problems)
+        problems = limit_problems(problems, params)
+        return Dataset(
+            name=name, version=version, digest=digest_problems(problems), problems=problems
+        )
+
+    # -- prompts and answers --------------------------------------------
+
+    def prompt(self, problem: Problem, params: Params) -> Prompt:
+        user = "\n\n".join(
+            [
+                _TASKS[self.task],
+                _STYLES[params.prompt],
+                _ANSWER_FORMAT.format(example=_EXAMPLES[self.task]),
+                "```python\n"
+                + problem.fields["code"]
+                + "\n"
+                + _problem_line(problem, self.task)
+                + "\n```",
+            ]
+        )
+        return Prompt(
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+            text=SYSTEM + "\n\n" + user + "\n\n",
+        )
+
+    def unwrap(self, problem: Problem, raw: str) -> str:
+        return answers.extract_answer(raw, self.task)
+
+    def reference(self, problem: Problem) -> str:
+        f = problem.fields
+        return f"assert f({f['input']}) == {f['output']}"
+
+    def dedup_key(self, problem: Problem, text: str) -> str:
+        if self._scoring == "official":
+            return "official\0" + text  # the program is built from the exact text
+        try:
+            if self.task == "o":
+                _, norm = answers.output_literal(text)
+            else:
+                _, norm = answers.input_call(text, self._module_names(problem))
+        except answers.AnswerRejected:
+            return "rejected\0" + text
+        return "strict\0" + norm
+
+    # -- judging ----------------------------------------------------------
+
+    async def judge(
+        self, problem: Problem, text: str, pool: SandboxPool, params: Params
+    ) -> tuple[Verdict, Execution]:
+        if params.scoring == "official":
+            return await self._judge_official(problem, text, pool)
+        try:
+            if self.task == "o":
+                return self._judge_output(problem, text), Execution()
+            return await self._judge_input(problem, text, pool)
+        except answers.AnswerRejected as exc:
+            return Failed(reason=str(exc)), Execution()
+
+    async def _judge_official(
+        self, problem: Problem, text: str, pool: SandboxPool
+    ) -> tuple[Verdict, Execution]:
+        f = problem.fields
+        skip = answers.official_skip(self.task, text, f["input"])
+        if skip is not None:
+            return Failed(reason=skip, skipped=True), Execution()
+        out = await pool.run(answers.official_program(f["code"], f["output"], text))
+        return verdict_from_outcome(out)
+
+    def _judge_output(self, problem: Problem, text: str) -> Verdict:
+        value, _ = answers.output_literal(text)
+        return self._compare(problem, value)
+
+    async def _judge_input(
+        self, problem: Problem, text: str, pool: SandboxPool
+    ) -> tuple[Verdict, Execution]:
+        call, _ = answers.input_call(text, self._module_names(problem))
+        out = await pool.run(problem.fields["code"], value_expr=call)
+        verdict, execution = verdict_from_outcome(out)
+        if not isinstance(verdict, Passed):
+            return verdict, execution
+        if out.value is None:
+            return Error(reason="the sandbox returned no value for a value job"), execution
+        try:
+            value = plain.loads(out.value)
+        except plain.NotPlain as exc:
+            return Failed(reason=f"strict: the returned value is not plain data: {exc}"), execution
+        return self._compare(problem, value), execution
+
+    def _compare(self, problem: Problem, value: object) -> Verdict:
+        expected = self._expected_of(problem)
+        try:
+            same = bool(expected == value)
+        except RecursionError:
+            same = False
+        if same:
+            return Passed()
+        got = repr(value)
+        if len(got) > 200:
+            got = got[:197] + "..."
+        return Failed(reason=f"strict: f returns {problem.fields['output'][:200]}, not {got}")
+
+    def _expected_of(self, problem: Problem) -> object:
+        if problem.id not in self._expected:
+            self._expected[problem.id] = answers.expected_value(problem.fields["output"])
+        return self._expected[problem.id]
+
+    def _module_names(self, problem: Problem) -> frozenset[str]:
+        if problem.id not in self._names:
+            self._names[problem.id] = answers.module_names(problem.fields["code"])
+        return self._names[problem.id]
+
+    # -- fixtures and external samples ----------------------------------
+
+    def mock_records(self) -> list[MockRecord]:
+        name = f"cruxeval_mock_{self.task}.jsonl"
+        raw = resources.files("aioeval.fixtures").joinpath(name).read_bytes()
+        return [msgspec.json.decode(line, type=MockRecord) for line in raw.splitlines() if line]
+
+    def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]:
+        """Generations in the upstream format ``{"sample_0": ["...", ...]}``.
+
+        Each generation is an already extracted answer and is scored as
+        written. Every problem of the dataset must be present; ids outside the
+        dataset are an error unless they were only cut by ``params.limit``.
+        """
+        try:
+            blob = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read generations: {exc.strerror}") from None
+        try:
+            table: Any = msgspec.json.decode(blob)
+        except msgspec.DecodeError as exc:
+            raise InputError(f"{path}: not valid JSON: {exc}") from None
+        if not isinstance(table, dict):
+            raise InputError(
+                f'{path}: expected a JSON object {{"sample_0": ["...", ...], ...}}, '
+                f"got {type(table).__name__}"
+            )
+        wanted = [p.id for p in dataset.problems]
+        known = self._all_ids or frozenset(wanted)
+        unknown = [k for k in table if k not in known]
+        if unknown:
+            raise InputError(f"{path}: {_ids(unknown)} not in the dataset")
+        missing = [k for k in wanted if k not in table]
+        if missing:
+            raise InputError(f"{path}: no generations for {_ids(missing)}")
+        out: list[Candidate] = []
+        for pid in wanted:
+            gens = table[pid]
+            if not isinstance(gens, list) or not gens:
+                raise InputError(f"{path}: {pid}: expected a non-empty list of strings")
+            for index, gen in enumerate(gens):
+                if not isinstance(gen, str):
+                    raise InputError(
+                        f"{path}: {pid}[{index}]: expected a string, got {type(gen).__name__}"
+                    )
+                out.append(Candidate(problem_id=pid, sample_index=index, raw=gen, text=gen))
+        return iter(out)
+
+
+def _ids(ids: list[str], show: int = 5) -> str:
+    head = ", ".join(ids[:show])
+    more = f" and {len(ids) - show} more" if len(ids) > show else ""
+    return f"{len(ids)} problem id(s) ({head}{more})"
+
+
+class CruxEvalO(_CruxEval):
+    name = "cruxeval-o"
+    task: answers.Task = "o"
+
+
+class CruxEvalI(_CruxEval):
+    name = "cruxeval-i"
+    task: answers.Task = "i"
