@@ -31,7 +31,12 @@ class Journal:
         self.lines = 0
 
     def write(self, result: CandidateResult) -> None:
-        data = self._enc.encode(result) + b"\n"
+        self._append(self._enc.encode(result) + b"\n")
+
+    def write_generation(self, record: msgspec.Struct) -> None:
+        self._append(self._enc.encode(record) + b"\n")
+
+    def _append(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             n = os.write(self._fd, view)

@@ -14,6 +14,7 @@ counts; nothing per candidate is kept after that.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import secrets
 import time
@@ -31,18 +32,24 @@ from .errors import ConfigError
 from .events import EventHook, ResultReady, RunFinished, RunStarted
 from .journal import Journal
 from .pool import LocalPool, SandboxPool, make_limits
+from .resume import GenerationRecord, ResumeState, check_identity
 from .suites import get_suite
-from .suites.base import Suite
+from .suites.base import Suite, digest_problems
 from .summary import RunStats
 from .types import (
+    STATUSES,
     Candidate,
     CandidateResult,
     Dataset,
     DatasetInfo,
+    Error,
     Execution,
+    Failed,
     InfraError,
+    Passed,
     Problem,
     Summary,
+    Timeout,
     Verdict,
     make_result,
 )
@@ -59,6 +66,8 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     out_dir: str | None = None
     samples: str | None = None
     """Score mode: a samples file produced elsewhere."""
+    resume: bool = False
+    """Continue the run journaled in ``out_dir``."""
 
 
 class WorkItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -141,9 +150,13 @@ class Judge:
         self.pool = pool
         self.cfg = cfg
         self.dedup = cfg.params.dedup
-        self._done: dict[tuple[str, str], tuple[Verdict, Execution]] = {}
-        self._pending: dict[tuple[str, str], anyio.Event] = {}
+        # Keys are 16-byte digests, not candidate texts, so the cache costs
+        # tens of bytes per distinct candidate however long the texts are.
+        self._done: dict[bytes, tuple[Verdict, Execution]] = {}
+        self._pending: dict[bytes, anyio.Event] = {}
         self.saved = 0
+        self.timeouts: list[WorkItem] = []
+        """Timed-out work, kept only when params.recheck_timeouts is on."""
 
     async def judge(self, item: WorkItem) -> CandidateResult:
         cand = item.candidate
@@ -155,7 +168,10 @@ class Judge:
                 problem, cand.text, self.pool, self.cfg.params
             )
             return make_result(cand, verdict, execution)
-        key = (cand.problem_id, self.suite.dedup_key(problem, cand.text))
+        key = hashlib.blake2b(
+            cand.problem_id.encode() + b"\0" + self.suite.dedup_key(problem, cand.text).encode(),
+            digest_size=16,
+        ).digest()
         while True:
             hit = self._done.get(key)
             if hit is not None:
@@ -178,7 +194,17 @@ class Judge:
         finally:
             del self._pending[key]
             event.set()
+        if isinstance(verdict, Timeout) and self.cfg.params.recheck_timeouts:
+            self.timeouts.append(item)
         return make_result(cand, verdict, execution)
+
+    async def recheck(self, item: WorkItem) -> CandidateResult:
+        """Run a timed-out candidate again, without the cache."""
+        problem = self.problems[item.candidate.problem_id]
+        verdict, execution = await self.suite.judge(
+            problem, item.candidate.text, self.pool, self.cfg.params
+        )
+        return make_result(item.candidate, verdict, execution)
 
 
 async def _run_stages(
@@ -218,9 +244,11 @@ async def _run_stages(
         tg.start_soon(write)
 
 
-def iter_producer(items: Iterable[Candidate]) -> Producer:
+def iter_producer(items: Iterable[Candidate], skip: set[tuple[str, int]] | None = None) -> Producer:
     async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
         for cand in items:
+            if skip and (cand.problem_id, cand.sample_index) in skip:
+                continue
             await send.send(WorkItem(candidate=cand))
 
     return produce
@@ -245,7 +273,8 @@ async def evaluate(
 
     Works inside any running anyio-compatible event loop; it installs
     nothing global. Results are journaled to ``<out>/results.jsonl`` as they
-    finish, and passed to ``on_result`` if given.
+    finish, and passed to ``on_result`` if given. With ``spec.resume`` the
+    run continues from the journal in ``spec.out_dir``.
     """
     cfg = spec.config
     emit: EventHook = on_event or (lambda _e: None)
@@ -253,36 +282,24 @@ async def evaluate(
     started, t0 = _now(), time.perf_counter()
     mode = _mode(spec)
     dataset = await suite.load(cfg.params, mode=mode)
+    resume = ResumeState(Path(spec.out_dir)) if spec.resume and spec.out_dir else None
+    if spec.resume and resume is None:
+        raise ConfigError("--resume needs the run directory")
 
     producer: Producer | None = None
     replay_results: list[CandidateResult] = []
+    skip: set[tuple[str, int]] = set()
     if mode == "replay":
-        ids = {p.id for p in dataset.problems}
-        from .types import Error, Failed, Passed, Timeout
-
-        tags = {"passed": Passed, "failed": Failed, "timeout": Timeout, "error": Error}
-        for rec in suite.mock_records():
-            if rec.problem_id in ids:
-                cand = Candidate(
-                    problem_id=rec.problem_id,
-                    sample_index=rec.sample_index,
-                    raw=rec.completion,
-                    text=rec.completion,
-                )
-                replay_results.append(
-                    make_result(cand, tags[rec.status](reason=rec.reason), Execution())
-                )
+        replay_results = _replay(suite, dataset)
         total = len(replay_results)
     elif mode == "reference":
         cands = reference_candidates(suite, dataset)
-        producer, total = iter_producer(cands), len(cands)
+        producer, total = iter_producer(cands, skip), len(cands)
     elif mode == "score":
         assert spec.samples is not None
         cands = list(suite.read_samples(Path(spec.samples), dataset))
         present = {c.problem_id for c in cands}
         if len(present) < dataset.size:
-            from .suites.base import digest_problems
-
             kept = [p for p in dataset.problems if p.id in present]
             dataset = Dataset(
                 name=dataset.name,
@@ -290,29 +307,45 @@ async def evaluate(
                 digest=digest_problems(kept),
                 problems=kept,
             )
-        producer, total = iter_producer(cands), len(cands)
+        producer, total = iter_producer(cands, skip), len(cands)
     else:
         from .generate import endpoint_producer
 
         producer, total = await endpoint_producer(suite, dataset, cfg, emit)
 
     info = identify(dataset, cfg)
-    out = prepare_out_dir(spec)
-    write_json_atomic(
-        out / "run.json",
-        {
-            "benchmark": spec.benchmark,
-            "platform": spec.platform,
-            "mode": mode,
-            "samples": spec.samples,
-            "dataset": msgspec.to_builtins(info),
-            "config": public_config(cfg),
-            "started_at": started,
-        },
-    )
+    run_record = {
+        "benchmark": spec.benchmark,
+        "platform": spec.platform,
+        "mode": mode,
+        "samples": spec.samples,
+        "dataset": msgspec.to_builtins(info),
+        "config": public_config(cfg),
+        "started_at": started,
+    }
     stats = RunStats(spec.benchmark)
+    pending: list[Candidate] = []
+    if resume is not None:
+        check_identity(resume.stored, run_record, resume.run_dir)
+        for kept in resume.compact():
+            stats.add(kept)
+        resume.load_pending()
+        skip |= resume.done | set(resume.pending)
+        pending = list(resume.pending.values())
+        executed_before = stats.executions
+        out = resume.run_dir
+        run_record = {
+            **resume.stored,
+            "resumed_at": [*resume.stored.get("resumed_at", []), started],
+        }
+    else:
+        out = prepare_out_dir(spec)
+    write_json_atomic(out / "run.json", run_record)
     layers: list[str] = []
     saved = 0
+    flips = 0
+    remaining = max(0, total - len(skip)) if resume is not None else total
+    gen_journal = Journal(out / "generations.jsonl") if mode == "endpoint" else None
     with Journal(out / "results.jsonl") as journal:
 
         async def sink(result: CandidateResult) -> None:
@@ -329,37 +362,53 @@ async def evaluate(
         else:
             pool = (pool_factory or local_pool)(cfg)
             try:
-                if isinstance(pool, LocalPool):
-                    await pool.start()
+                start = getattr(pool, "start", None)
+                if start is not None:
+                    await start()
                 layers = pool.layers
-                warnings = list(getattr(pool, "warnings", []))
                 emit(
                     RunStarted(
                         benchmark=spec.benchmark,
-                        total=total,
+                        total=remaining,
                         out_dir=str(out),
                         layers=layers,
-                        warnings=warnings,
+                        warnings=list(getattr(pool, "warnings", [])),
                     )
                 )
                 judge = Judge(suite, {p.id: p for p in dataset.problems}, pool, cfg)
                 buffer = cfg.params.buffer or 4 * pool.size
-                await _run_stages(producer, judge, sink, workers=pool.size, buffer=buffer)
+                await _run_stages(
+                    _with_pending(pending, producer, skip, gen_journal),
+                    judge,
+                    sink,
+                    workers=pool.size,
+                    buffer=buffer,
+                )
                 saved = judge.saved
+                if judge.timeouts:
+                    flips = await _recheck(judge, journal, stats, out)
             finally:
                 await pool.aclose()
+                if gen_journal is not None:
+                    gen_journal.close()
 
     incomplete = dict(stats.infra_causes)
+    notes = []
+    if cfg.params.recheck_timeouts:
+        notes.append(f"recheck_timeouts: {flips} timeout verdicts flipped on re-check")
+    if resume is not None:
+        notes.append(
+            f"resumed: kept {resume.kept} journaled verdicts, executed "
+            f"{stats.executions - executed_before} more, re-judged {len(pending)} journaled "
+            f"completions, retried {resume.dropped_infra} infra_error samples"
+        )
     summary = Summary(
         benchmark=spec.benchmark,
         dataset=info,
         measurements=stats.measurements(cfg),
         platform=spec.platform,
         complete=not incomplete,
-        counts={
-            s: stats.counts.get(s, 0)
-            for s in ("passed", "failed", "timeout", "error", "infra_error")
-        },
+        counts={s: stats.counts.get(s, 0) for s in STATUSES},
         incomplete=incomplete,
         candidates=stats.candidates,
         executions=stats.executions,
@@ -370,10 +419,89 @@ async def evaluate(
         started_at=started,
         finished_at=_now(),
         wall_s=round(time.perf_counter() - t0, 3),
+        notes=notes,
     )
     write_json_atomic(out / "summary.json", summary)
     emit(RunFinished(summary=summary))
     return summary
+
+
+def _replay(suite: Suite, dataset: Dataset) -> list[CandidateResult]:
+    """The bundled pre-scored fixture, as results (nothing is executed)."""
+    ids = {p.id for p in dataset.problems}
+    tags = {"passed": Passed, "failed": Failed, "timeout": Timeout, "error": Error}
+    out = []
+    for rec in suite.mock_records():
+        if rec.problem_id in ids:
+            cand = Candidate(
+                problem_id=rec.problem_id,
+                sample_index=rec.sample_index,
+                raw=rec.completion,
+                text=rec.completion,
+            )
+            out.append(make_result(cand, tags[rec.status](reason=rec.reason), Execution()))
+    return out
+
+
+def _with_pending(
+    pending: list[Candidate],
+    producer: Producer,
+    skip: set[tuple[str, int]],
+    gen_journal: Journal | None,
+) -> Producer:
+    """Feed journaled-but-unjudged completions first, then the producer's
+    items minus those already done; journal every new generation as soon as
+    it arrives (before it waits for a sandbox)."""
+
+    async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
+        for cand in pending:
+            await send.send(WorkItem(candidate=cand))
+        inner_send, inner_recv = anyio.create_memory_object_stream[WorkItem](0)
+        async with anyio.create_task_group() as tg:
+
+            async def run_producer() -> None:
+                async with inner_send:
+                    await producer(inner_send)
+
+            tg.start_soon(run_producer)
+            async with inner_recv:
+                async for item in inner_recv:
+                    key = (item.candidate.problem_id, item.candidate.sample_index)
+                    if key in skip:
+                        continue
+                    if gen_journal is not None and item.verdict is None:
+                        gen_journal.write_generation(GenerationRecord(candidate=item.candidate))
+                    await send.send(item)
+
+    return produce
+
+
+async def _recheck(judge: Judge, journal: Journal, stats: RunStats, out: Path) -> int:
+    """Re-run timed-out candidates on the now idle pool; replace verdicts that
+    flip (the journal is rewritten so each sample stays listed once)."""
+    replaced: dict[tuple[str, int], CandidateResult] = {}
+    for item in judge.timeouts:
+        result = await judge.recheck(item)
+        if result.status != "timeout" and result.status != "infra_error":
+            replaced[(result.problem_id, result.sample_index)] = result
+    if not replaced:
+        return 0
+    journal.close()
+    path = out / "results.jsonl"
+    dec = msgspec.json.Decoder(CandidateResult)
+    enc = msgspec.json.Encoder()
+    tmp = path.with_name("results.jsonl.recheck")
+    with path.open("rb") as src, tmp.open("wb") as dst:
+        for line in src:
+            r = dec.decode(line)
+            new = replaced.get((r.problem_id, r.sample_index))
+            if new is not None:
+                stats.remove(r)
+                stats.add(new)
+                r = new
+            dst.write(enc.encode(r) + b"\n")
+    os.replace(tmp, path)
+    return len(replaced)
 
 
 def _mode(spec: RunSpec) -> str:

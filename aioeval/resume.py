@@ -1,0 +1,157 @@
+"""Continuing a run from its journal (``aioeval run --resume DIR``).
+
+A run directory holds run.json (what was run), results.jsonl (verdicts) and,
+for endpoint runs, generations.jsonl (every completion as soon as it
+arrived, so nothing paid for is lost). Resuming:
+
+- refuses a run whose identity differs (benchmark, platform, dataset digest,
+  model, sampling parameters...), naming the first differing field;
+- keeps every journaled verdict except infra_error ones (those samples are
+  tried again) and drops a truncated final line (the crash case);
+- re-executes completions that were generated but never judged, and only
+  generates what was never generated.
+
+The journal is compacted (rewritten atomically) before new records are
+appended, so the final results.jsonl holds each (problem, sample) once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .errors import ConfigError, InputError
+from .types import Candidate, CandidateResult
+
+log = logging.getLogger("aioeval.resume")
+
+# Config fields that change what a run measures; any difference refuses a resume.
+IDENTITY_FIELDS = (
+    "target.endpoint",
+    "target.model",
+    "target.api",
+    "params.n_samples",
+    "params.limit",
+    "params.temperature",
+    "params.top_p",
+    "params.max_tokens",
+    "params.stop",
+    "params.seed",
+    "params.prompt",
+    "params.scoring",
+    "params.timeout_s",
+    "params.execute",
+    "params.dataset_path",
+)
+
+
+class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of generations.jsonl: a completion before it is judged."""
+
+    candidate: Candidate
+
+
+def _lookup(tree: dict[str, Any], dotted: str) -> Any:
+    node: Any = tree
+    for part in dotted.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def check_identity(stored: dict[str, Any], current: dict[str, Any], run_dir: Path) -> None:
+    """Raise ConfigError naming the first field where the runs differ."""
+    for key in ("benchmark", "platform", "mode"):
+        if stored.get(key) != current.get(key):
+            raise ConfigError(
+                f"{run_dir}: cannot resume: {key} is {stored.get(key)!r} in the journal, "
+                f"{current.get(key)!r} now"
+            )
+    a, b = stored.get("dataset", {}), current.get("dataset", {})
+    if a.get("digest") != b.get("digest"):
+        raise ConfigError(
+            f"{run_dir}: cannot resume: dataset digest differs ({a.get('version')} "
+            f"{str(a.get('digest'))[:12]} in the journal, {b.get('version')} {str(b.get('digest'))[:12]} now)"
+        )
+    for field in IDENTITY_FIELDS:
+        x, y = _lookup(stored.get("config", {}), field), _lookup(current.get("config", {}), field)
+        if x != y:
+            raise ConfigError(
+                f"{run_dir}: cannot resume: {field} is {x!r} in the journal, {y!r} now"
+            )
+
+
+def read_lines(path: Path, decoder: msgspec.json.Decoder[Any]) -> Iterator[Any]:
+    """Decode a JSONL journal; tolerate (and log) a truncated final line,
+    fail on corruption anywhere else with the line number."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            if lineno == len(lines) and not data.endswith(b"\n"):
+                log.warning(
+                    "%s:%d: dropping a truncated final record (crash mid-write)", path, lineno
+                )
+                return
+            raise InputError(f"{path}:{lineno}: corrupt journal line: {exc}") from None
+
+
+class ResumeState:
+    """What a previous attempt left: verdicts to keep and completions to judge."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        run_json = run_dir / "run.json"
+        if not run_json.exists():
+            raise ConfigError(f"{run_dir}: nothing to resume (no run.json)")
+        try:
+            self.stored: dict[str, Any] = msgspec.json.decode(run_json.read_bytes())
+        except msgspec.DecodeError as exc:
+            raise InputError(f"{run_json}: corrupt run.json: {exc}") from None
+        self.done: set[tuple[str, int]] = set()
+        self.kept = 0
+        self.dropped_infra = 0
+        self.pending: dict[tuple[str, int], Candidate] = {}
+
+    def compact(self) -> Iterator[CandidateResult]:
+        """Rewrite results.jsonl keeping final verdicts; yield each kept one."""
+        path = self.run_dir / "results.jsonl"
+        tmp = path.with_name("results.jsonl.compact")
+        enc = msgspec.json.Encoder()
+        seen: set[tuple[str, int]] = set()
+        with tmp.open("wb") as out:
+            for r in read_lines(path, msgspec.json.Decoder(CandidateResult)):
+                key = (r.problem_id, r.sample_index)
+                if r.status == "infra_error":
+                    self.dropped_infra += 1
+                    continue
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.write(enc.encode(r) + b"\n")
+                self.kept += 1
+                yield r
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+        self.done = seen
+
+    def load_pending(self) -> None:
+        """Completions journaled but not judged (endpoint runs)."""
+        path = self.run_dir / "generations.jsonl"
+        for rec in read_lines(path, msgspec.json.Decoder(GenerationRecord)):
+            key = (rec.candidate.problem_id, rec.candidate.sample_index)
+            if key not in self.done:
+                self.pending[key] = rec.candidate
