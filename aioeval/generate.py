@@ -1,20 +1,337 @@
-"""Generation stage for llm-endpoint runs (filled in by the endpoint issue)."""
+"""Generation stage for llm-endpoint runs: prompts -> requests -> candidates.
+
+`endpoint_producer` refuses to start unless the run is safe and reachable
+(``params.allow_code_execution``, endpoint and model set, credentials
+resolvable, SSRF guard, a model listing / health check within
+``target.retries``), then returns the producer the pipeline runs in its task
+group. The producer sends one `WorkItem` per sample as completions arrive:
+the candidate unwrapped by the suite, or, for samples whose generation
+finally failed, an ``infra_error`` verdict with cause ``generation:<why>``
+(``generation:429``, ``generation:503``, ``generation:timeout``,
+``generation:connection``, ``generation:malformed``...).
+
+Backpressure: a request only starts when its samples fit in a window of
+``params.buffer`` samples (requested, landed but not yet handed on, and, when
+the stream handed to the producer has a buffer, waiting in it). So when the
+sandbox pool is saturated generation stops taking new work, and completions
+held in memory stay bounded by the buffer sizes whatever the pool's speed.
+Receives on an anyio memory stream are not observable, so while the window
+is full the dispatcher re-reads the stream's level every few milliseconds.
+
+Samples per problem: with ``target.use_n`` one request asks for ``n``
+samples (up to the window); a server that returns fewer choices than asked
+is taken to ignore ``n``: the missing samples are requested one by one, and
+so is everything after. Additive per-request quantities (prompt and
+completion tokens, retries, retry overhead, 429s) are split across the
+request's samples so that run totals count each exactly once: prompt tokens,
+retries and 429s evenly (remainder to the lowest sample indices),
+completion tokens in proportion to each choice's length, retry overhead
+evenly. Attempts, latency and timestamps are the request's, on every sample.
+"""
 
 from __future__ import annotations
 
+import random
+import time
 from typing import TYPE_CHECKING
 
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectSendStream
+
+from .client import Client, Completion, RequestError, failure_of
 from .config import RunConfig
-from .errors import EndpointError
-from .events import EventHook
-from .types import Dataset
+from .credentials import ApiKey, resolve_credentials
+from .errors import ConfigError
+from .events import EventHook, GenerationUpdate
+from .netguard import check_endpoint
+from .ratelimit import RateLimiter, estimate_tokens
+from .retry import Attempted, Clock, RealClock, Retry, call_with_retry
+from .types import Candidate, Dataset, Generation, InfraError, Problem
 
 if TYPE_CHECKING:
-    from .pipeline import Producer
-    from .suites.base import Suite
+    from .pipeline import Producer, WorkItem
+    from .suites.base import Prompt, Suite
+
+WINDOW_POLL_S = 0.005
+
+
+def check_ready(cfg: RunConfig) -> None:
+    """Refusals that need no network (ConfigError, one line)."""
+    if not cfg.params.allow_code_execution:
+        raise ConfigError(
+            "llm-endpoint runs execute model output on this machine (in the sandbox); "
+            "set params.allow_code_execution: true to allow it"
+        )
+    if not cfg.target.endpoint:
+        raise ConfigError("llm-endpoint needs target.endpoint (e.g. http://127.0.0.1:8000/v1)")
+    if not cfg.target.model:
+        raise ConfigError("llm-endpoint needs target.model")
 
 
 async def endpoint_producer(
     suite: Suite, dataset: Dataset, cfg: RunConfig, emit: EventHook
 ) -> tuple[Producer, int]:
-    raise EndpointError("the llm-endpoint platform is not available yet")
+    check_ready(cfg)
+    key = resolve_credentials(cfg.target.credentials_ref)
+    assert cfg.target.endpoint is not None
+    await check_endpoint(cfg.target.endpoint)
+    async with Client(cfg.target, key) as client:
+        await client.check()
+    gen = Generator(suite, dataset, cfg, key, emit)
+    return gen.produce, dataset.size * cfg.params.n_samples
+
+
+# ---------------------------------------------------------------- pure helpers
+
+
+def split_evenly(total: int, k: int) -> list[int]:
+    base, rem = divmod(total, k)
+    return [base + 1] * rem + [base] * (k - rem)
+
+
+def split_by_weight(total: int, weights: list[int]) -> list[int]:
+    """Integer shares proportional to ``weights`` that sum to ``total``
+    (largest remainder; ties go to the earlier index)."""
+    w = [max(x, 1) for x in weights]
+    s = sum(w)
+    exact = [total * x / s for x in w]
+    shares = [int(e) for e in exact]
+    order = sorted(range(len(w)), key=lambda i: (-(exact[i] - shares[i]), i))
+    for i in order[: total - sum(shares)]:
+        shares[i] += 1
+    return shares
+
+
+def sample_generations(
+    result: Attempted[Completion], texts: list[str], started_at: float, finished_at: float
+) -> list[Generation]:
+    """Per-sample accounting for one request's samples (see module docstring)."""
+    k = len(texts)
+    comp = result.value
+    usage = comp.usage if comp is not None else None
+    prompt = (
+        split_evenly(usage.prompt_tokens, k)
+        if usage is not None and usage.prompt_tokens is not None
+        else [None] * k
+    )
+    completion = (
+        split_by_weight(usage.completion_tokens, [len(t) for t in texts])
+        if usage is not None and usage.completion_tokens is not None
+        else [None] * k
+    )
+    retries = split_evenly(result.attempts - 1, k)
+    limited = split_evenly(result.rate_limited, k)
+    overhead = result.retry_overhead_s * 1000.0 / k
+    return [
+        Generation(
+            attempts=result.attempts,
+            latency_ms=comp.latency_ms if comp is not None else None,
+            retry_count=retries[i],
+            retry_overhead_ms=overhead,
+            prompt_tokens=prompt[i],
+            completion_tokens=completion[i],
+            finish_reason=comp.choices[i].finish_reason if comp is not None else None,
+            started_at=started_at,
+            finished_at=finished_at,
+            rate_limited=limited[i],
+        )
+        for i in range(k)
+    ]
+
+
+# ---------------------------------------------------------------- the stage
+
+
+def window_size(cfg: RunConfig) -> int:
+    """Samples generation may hold: ``params.buffer``, by default the larger
+    of the pipeline's default buffer and the concurrency limit (so a slow,
+    remote endpoint can keep max_concurrency requests in flight)."""
+    return cfg.params.buffer or max(4 * cfg.workers, cfg.target.rate_limit.max_concurrency)
+
+
+class Window:
+    """Bounds samples requested or landed but not yet handed on, plus those
+    waiting in the stream when it has a buffer of its own.
+
+    ``size`` is the pipeline's buffer. When the stream handed to the
+    producer is a zero-buffer relay (the pipeline's resume/journal wrapper),
+    its level is not visible and only our own samples are counted.
+    """
+
+    def __init__(self, send: MemoryObjectSendStream[WorkItem], size: int) -> None:
+        self.send = send
+        own = send.statistics().max_buffer_size
+        self.size = max(1, int(own) if 0 < own < float("inf") else size)
+        self.held = 0
+        self._freed = anyio.Event()
+
+    def used(self) -> int:
+        return self.send.statistics().current_buffer_used + self.held
+
+    async def reserve(self, k: int) -> None:
+        while self.used() + k > self.size:
+            with anyio.move_on_after(WINDOW_POLL_S):
+                await self._freed.wait()
+        self.held += k
+
+    async def hand_on(self, item: WorkItem) -> None:
+        try:
+            await self.send.send(item)
+        finally:
+            self.held -= 1
+            self._freed.set()
+            self._freed = anyio.Event()
+
+
+class Generator:
+    def __init__(
+        self,
+        suite: Suite,
+        dataset: Dataset,
+        cfg: RunConfig,
+        key: ApiKey | None,
+        emit: EventHook,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
+        self.suite = suite
+        self.dataset = dataset
+        self.cfg = cfg
+        self.key = key
+        self.emit = emit
+        self.clock = clock or RealClock()
+        seed = cfg.params.seed
+        self.rng = random.Random(seed) if seed is not None else random.Random()
+        self.n_ok = cfg.target.use_n
+        rl = cfg.target.rate_limit
+        self.limiter = RateLimiter(
+            self.clock, rpm=rl.rpm, tpm=rl.tpm, max_concurrency=rl.max_concurrency
+        )
+        self.done = 0
+        self.in_flight = 0
+        self.rate_limited = 0
+        self.retries = 0
+        self.failed = 0
+        self.samples = 0
+
+    def _update(self) -> None:
+        self.emit(
+            GenerationUpdate(
+                done=self.done,
+                in_flight=self.in_flight,
+                rate_limited=self.rate_limited,
+                retries=self.retries,
+                failed=self.failed,
+            )
+        )
+
+    def _on_retry(self, decision: Retry) -> None:
+        self.retries += 1
+        self._update()
+
+    async def produce(self, send: MemoryObjectSendStream[WorkItem]) -> None:
+        params = self.cfg.params
+        window = Window(send, window_size(self.cfg))
+        async with Client(self.cfg.target, self.key) as client, anyio.create_task_group() as tg:
+            for problem in self.dataset.problems:
+                prompt = self.suite.prompt(problem, params)
+                i = 0
+                while i < params.n_samples:
+                    k = min(params.n_samples - i, window.size) if self.n_ok else 1
+                    await window.reserve(k)
+                    tg.start_soon(self._request, tg, client, window, problem, prompt, i, k)
+                    i += k
+
+    async def _request(
+        self,
+        tg: anyio.abc.TaskGroup,
+        client: Client,
+        window: Window,
+        problem: Problem,
+        prompt: Prompt,
+        first: int,
+        k: int,
+    ) -> None:
+        from .pipeline import WorkItem
+
+        params = self.cfg.params
+        text = (
+            prompt.text
+            if self.cfg.target.api == "completions"
+            else "".join(m.get("content", "") for m in prompt.messages)
+        )
+        tokens = estimate_tokens(text) + params.max_tokens * k
+        limiter = self.limiter
+
+        async def attempt(number: int) -> Completion:
+            permit = await limiter.acquire(tokens)
+            self.in_flight += 1
+            self._update()
+            try:
+                comp = await client.generate(prompt, k, params, who=(problem.id, first, number))
+            except RequestError as exc:
+                throttled = exc.failure.status == 429
+                self.rate_limited += throttled
+                limiter.release(permit, hints=exc.hints, throttled=throttled)
+                raise
+            except BaseException:
+                limiter.release(permit)
+                raise
+            finally:
+                self.in_flight -= 1
+                self.done += 1
+            used = None
+            if comp.usage is not None:
+                used = (comp.usage.prompt_tokens or 0) + (comp.usage.completion_tokens or 0)
+            limiter.release(permit, hints=comp.hints, used_tokens=used)
+            self._update()
+            return comp
+
+        started = time.time()
+        result = await call_with_retry(
+            attempt,
+            params.retry,
+            failure_of,
+            clock=self.clock,
+            rng=self.rng,
+            on_retry=self._on_retry,
+        )
+        finished = time.time()
+        comp = result.value
+        if comp is None:
+            err, decision = result.error, result.decision
+            assert isinstance(err, RequestError) and decision is not None
+            self.failed += k
+            self._update()
+            gens = sample_generations(result, [""] * k, started, finished)
+            verdict = InfraError(
+                reason=f"{err} ({decision.reason})", cause=f"generation:{decision.cause}"
+            )
+            for j in range(k):
+                cand = Candidate(
+                    problem_id=problem.id,
+                    sample_index=first + j,
+                    raw="",
+                    text="",
+                    generation=gens[j],
+                )
+                await window.hand_on(WorkItem(candidate=cand, verdict=verdict))
+            return
+        choices = comp.choices[:k]
+        if len(choices) < k:
+            self.n_ok = False  # the server ignores n: ask one at a time from now on
+        gens = sample_generations(result, [c.text for c in choices], started, finished)
+        for j, choice in enumerate(choices):
+            cand = Candidate(
+                problem_id=problem.id,
+                sample_index=first + j,
+                raw=choice.text,
+                text=self.suite.unwrap(problem, choice.text),
+                generation=gens[j],
+            )
+            self.samples += 1
+            await window.hand_on(WorkItem(candidate=cand))
+        # The window still holds the missing samples' places: ask for each.
+        for j in range(len(choices), k):
+            tg.start_soon(self._request, tg, client, window, problem, prompt, first + j, 1)

@@ -1,0 +1,215 @@
+"""When to try a request again, how long to wait, and the clock that waits.
+
+The decision is a pure function (`should_retry`) from a `Failure` (an HTTP
+status or a transport fault) and the attempt number to `Retry(delay_s)` or
+`GiveUp`. Only rate limits (429), server errors (5xx), timeouts and dropped
+connections are worth repeating; any other 4xx, a redirect, or a body that is
+not a completion would fail the same way again. Backoff is exponential with
+full jitter (a uniform draw in ``[0, min(cap, base * 2**(attempt-1))]``), so
+many clients that failed together do not come back together; a server's
+``Retry-After`` is a floor on the wait.
+
+`call_with_retry` is the loop around an attempt function. It keeps the
+accounting that results.jsonl reports (attempts, retry overhead, 429s seen)
+and waits on a `Clock`, so tests drive it with `FakeClock` in virtual time.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Generic, Literal, Protocol, TypeVar
+
+import anyio
+import anyio.lowlevel
+import msgspec
+
+from .config import RetryConfig
+
+T = TypeVar("T")
+
+MAX_RETRY_AFTER_S = 300.0
+"""A server asking for a longer pause than this is treated as a refusal."""
+
+FailureKind = Literal["status", "timeout", "connection", "malformed", "refused"]
+
+
+class Failure(msgspec.Struct, frozen=True, kw_only=True):
+    """What went wrong with one attempt, stripped to what the decision needs."""
+
+    kind: FailureKind
+    status: int | None = None
+    """HTTP status when ``kind == "status"``."""
+    retry_after_s: float | None = None
+    """The server's requested pause (Retry-After), if it gave one."""
+
+    @property
+    def cause(self) -> str:
+        """Short label used in infra_error causes: ``429``, ``503``, ``timeout``."""
+        if self.kind == "status":
+            return str(self.status)
+        return self.kind
+
+
+class Retry(msgspec.Struct, frozen=True, kw_only=True):
+    delay_s: float
+    cause: str
+
+
+class GiveUp(msgspec.Struct, frozen=True, kw_only=True):
+    cause: str
+    reason: str
+
+
+Decision = Retry | GiveUp
+
+
+def is_retryable(failure: Failure) -> bool:
+    """429, 5xx, timeouts and connection faults; nothing else."""
+    if failure.kind in ("timeout", "connection"):
+        return True
+    if failure.kind == "status" and failure.status is not None:
+        return failure.status == 429 or 500 <= failure.status <= 599
+    return False
+
+
+def backoff_s(attempt: int, base_s: float, cap_s: float, draw: float) -> float:
+    """Full-jitter backoff after failed attempt ``attempt`` (1-based);
+    ``draw`` is uniform in [0, 1)."""
+    ceiling = min(cap_s, base_s * (2.0 ** max(attempt - 1, 0)))
+    return draw * ceiling
+
+
+def should_retry(
+    failure: Failure, attempt: int, policy: RetryConfig | None, draw: float
+) -> Decision:
+    """Decide after attempt number ``attempt`` (1-based) failed with ``failure``."""
+    cause = failure.cause
+    if policy is None:
+        return GiveUp(cause=cause, reason="retries are off (params.retry)")
+    if not is_retryable(failure):
+        return GiveUp(cause=cause, reason="not retryable")
+    if attempt >= policy.max_attempts:
+        return GiveUp(cause=cause, reason=f"gave up after {attempt} attempts")
+    delay = backoff_s(attempt, policy.backoff_base_s, policy.backoff_max_s, draw)
+    if failure.retry_after_s is not None:
+        if failure.retry_after_s > MAX_RETRY_AFTER_S:
+            return GiveUp(cause=cause, reason=f"server asked to wait {failure.retry_after_s:.0f} s")
+        delay = max(delay, failure.retry_after_s)
+    return Retry(delay_s=delay, cause=cause)
+
+
+class Clock(Protocol):
+    """Monotonic time and sleeping, injectable so tests run in virtual time."""
+
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class RealClock:
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await anyio.sleep(max(seconds, 0.0))
+
+
+class FakeClock:
+    """Virtual time for tests: ``sleep`` parks the task until the clock is
+    advanced past its deadline. Run `autojump` in the test's task group to
+    jump straight to the next deadline whenever every task is blocked, so a
+    minute of backoff takes microseconds and is exactly reproducible."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+        self._sleepers: list[tuple[float, int, anyio.Event]] = []
+        self._seq = itertools.count()
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            await anyio.lowlevel.checkpoint()
+            return
+        event = anyio.Event()
+        heapq.heappush(self._sleepers, (self._now + seconds, next(self._seq), event))
+        await event.wait()
+
+    def advance(self, seconds: float) -> None:
+        self._now += seconds
+        while self._sleepers and self._sleepers[0][0] <= self._now:
+            heapq.heappop(self._sleepers)[2].set()
+
+    async def autojump(self) -> None:
+        """Forever: once all other tasks are blocked, jump to the next deadline."""
+        while True:
+            await anyio.wait_all_tasks_blocked()
+            if self._sleepers:
+                self.advance(max(self._sleepers[0][0] - self._now, 0.0))
+            else:
+                await anyio.sleep(0)
+
+
+class Attempted(msgspec.Struct, Generic[T], kw_only=True):
+    """The outcome of `call_with_retry` with its accounting."""
+
+    value: T | None = None
+    error: Exception | None = None
+    """The last attempt's exception when it finally failed."""
+    decision: GiveUp | None = None
+    attempts: int = 0
+    retry_overhead_s: float = 0.0
+    """From the first attempt's start to the last attempt's start."""
+    rate_limited: int = 0
+    """429 answers among the attempts."""
+
+
+async def call_with_retry(
+    attempt_fn: Callable[[int], Awaitable[T]],
+    policy: RetryConfig | None,
+    failure_of: Callable[[Exception], Failure | None],
+    *,
+    clock: Clock,
+    rng: random.Random | None = None,
+    on_retry: Callable[[Retry], None] | None = None,
+) -> Attempted[T]:
+    """Call ``attempt_fn(attempt)`` until it returns or the policy gives up.
+
+    Exceptions for which ``failure_of`` returns None are not attempt
+    failures (bugs, cancellation) and propagate unchanged.
+    """
+    draw = (rng or random.Random()).random
+    first = clock.now()
+    attempt = 0
+    limited = 0
+    while True:
+        attempt += 1
+        started = clock.now()
+        try:
+            value = await attempt_fn(attempt)
+        except Exception as exc:
+            failure = failure_of(exc)
+            if failure is None:
+                raise
+            limited += failure.kind == "status" and failure.status == 429
+            decision = should_retry(failure, attempt, policy, draw())
+            if isinstance(decision, GiveUp):
+                return Attempted(
+                    error=exc,
+                    decision=decision,
+                    attempts=attempt,
+                    retry_overhead_s=started - first,
+                    rate_limited=limited,
+                )
+            if on_retry is not None:
+                on_retry(decision)
+            await clock.sleep(decision.delay_s)
+            continue
+        return Attempted(
+            value=value, attempts=attempt, retry_overhead_s=started - first, rate_limited=limited
+        )
