@@ -97,13 +97,16 @@ def pass_at_k_curve(counts: dict[str, tuple[int, int]]) -> tuple[list[int], list
     return ks, [mean_pass_at_k(counts.values(), k) for k in ks]
 
 
-def histogram(values: Sequence[float], bins: int = HIST_BINS) -> tuple[list[float], list[int]]:
-    """Bin centres and counts; log-spaced bins when the values span > 20x."""
+def histogram(
+    values: Sequence[float], bins: int = HIST_BINS
+) -> tuple[list[float], list[int], bool]:
+    """Bin centres, counts, and whether the bins are log-spaced (they are
+    when the values span more than 20x, so both tails stay visible)."""
     if not values:
-        return [], []
+        return [], [], False
     lo, hi = min(values), max(values)
     if hi <= lo:
-        return [lo], [len(values)]
+        return [lo], [len(values)], False
     log = lo > 0 and hi / lo > 20
     if log:
         a, b = math.log(lo), math.log(hi)
@@ -117,7 +120,7 @@ def histogram(values: Sequence[float], bins: int = HIST_BINS) -> tuple[list[floa
         math.sqrt(edges[i] * edges[i + 1]) if log else (edges[i] + edges[i + 1]) / 2
         for i in range(bins)
     ]
-    return centres, counts
+    return centres, counts, log
 
 
 PCTS = (50.0, 90.0, 95.0, 99.0, 100.0)
@@ -181,6 +184,7 @@ class Figures(msgspec.Struct, frozen=True, kw_only=True):
     problem_rates: list[float]
     wall_bins: list[float]
     wall_counts: list[int]
+    wall_log: bool
     wall_pct: dict[str, float]
     gen_pct: dict[str, float]
     gen_curve_q: list[float]
@@ -194,7 +198,7 @@ def build_figures(t: Tally) -> Figures:
     ranked = sorted(
         ((p.c / p.n, p.problem_id) for p in t.problems.values() if p.n), key=lambda x: (-x[0], x[1])
     )
-    centres, hist = histogram(t.wall_ms)
+    centres, hist, log = histogram(t.wall_ms)
     gen_sorted = sorted(t.gen_latency_ms)
     qs = [float(q) for q in range(101)] if gen_sorted else []
     return Figures(
@@ -204,6 +208,7 @@ def build_figures(t: Tally) -> Figures:
         problem_rates=[r for r, _ in ranked],
         wall_bins=centres,
         wall_counts=hist,
+        wall_log=log,
         wall_pct=percentiles(t.wall_ms),
         gen_pct=percentiles(t.gen_latency_ms),
         gen_curve_q=qs,
@@ -223,7 +228,8 @@ th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-ali
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.sortable th{cursor:pointer;background:#f6f8fa;user-select:none}
 table.sortable th[data-dir=asc]::after{content:" ▲"}table.sortable th[data-dir=desc]::after{content:" ▼"}
-pre{white-space:pre-wrap;word-break:break-word;margin:.25rem 0;font-size:.8rem;max-height:20rem;overflow:auto;background:#f6f8fa;padding:.25rem}
+pre{white-space:pre;margin:.25rem 0;font-size:.8rem;max-height:16rem;max-width:44rem;overflow:auto;background:#f6f8fa;padding:.25rem}
+code{word-break:break-all}#problems td:nth-child(6){min-width:14rem}
 .empty{color:#656d76;font-style:italic}.bad{color:#b42318;font-weight:bold}.ok{color:#1a7f37}
 .chart{min-height:40px}
 """
@@ -256,11 +262,12 @@ SCRIPT = r"""
     axes: [{ label: "problems, best to worst" }, { label: "pass rate" }],
     scales: { y: { range: [0, 1] } },
     series: [{ label: "problem", value: function (u, v) { return v == null ? "" : ids[v]; } },
-             { label: "pass rate", fill: "#93c5fd", stroke: "#2563eb", paths: bars, value: pct }]
+             { label: "pass rate", fill: "#93c5fd", stroke: "#2563eb", paths: bars, points: { show: false }, value: pct }]
   }, [ids.map(function (_, i) { return i; }), data.problem_rates]);
   plot("chart-wall", {
-    axes: [{ label: "sandbox wall time (ms)" }, { label: "candidates" }],
-    series: [{ label: "ms" }, { label: "candidates", fill: "#fcd34d", stroke: "#b45309", paths: bars }]
+    axes: [{ label: "sandbox wall time (ms)" + (data.wall_log ? ", log scale" : "") }, { label: "candidates" }],
+    scales: { x: data.wall_log ? { distr: 3, log: 10 } : {} },
+    series: [{ label: "ms" }, { label: "candidates", fill: "#fcd34d", stroke: "#b45309", paths: bars, points: { show: false } }]
   }, [data.wall_bins, data.wall_counts]);
   plot("chart-gen", {
     axes: [{ label: "percentile" }, { label: "generation latency (ms)" }],
@@ -459,21 +466,21 @@ def render_html(run: RunDir, t: Tally, figures: Figures | None = None) -> str:
         f"<h1>aioeval report: {_esc(s.benchmark)}</h1>",
         "<h2>Run</h2>",
         _facts(run, t),
-        "<h2>Measurements</h2>",
+        '<h2 id="measurements">Measurements</h2>',
         _measurements(run),
         "<h2>pass@k over k</h2>",
         '<div class="chart" id="chart-passk"></div>',
         "<details><summary>values</summary><table><thead><tr><th>k</th><th>pass@k</th></tr>"
         f"</thead><tbody>{passk_rows}</tbody></table></details>",
-        "<h2>Per-problem pass rate</h2>",
+        '<h2 id="problems-section">Per-problem pass rate</h2>',
         '<div class="chart" id="chart-problems"></div>',
         "<p>Click a column header to sort. Candidates and reasons are model output, shown as text.</p>",
         _problems(t),
-        "<h2>Sandbox latency</h2>",
+        '<h2 id="sandbox-latency">Sandbox latency</h2>',
         wall,
-        "<h2>Generation latency</h2>",
+        '<h2 id="generation-latency">Generation latency</h2>',
         gen,
-        "<h2>Rate-limit timeline</h2>",
+        '<h2 id="timeline">Rate-limit timeline</h2>',
         "<p>Requests, 429s and retries are counted at the sample's first request; "
         "in flight is sampled at each bucket's midpoint.</p>",
         tl,
