@@ -141,6 +141,12 @@ class Params(Base):
     """Execute identical (problem, candidate) pairs once per run."""
     recheck_timeouts: bool = False
     """Run timed-out candidates again at the end and report flips."""
+    executor: Literal["local", "ray"] = "local"
+    """Where sandboxes run: this machine, or Ray actors (needs the ``ray`` extra)."""
+    ray_address: str | None = None
+    """executor=ray: None starts a local Ray instance; ``auto`` or host:port joins a cluster."""
+    ray_actors: int | None = None
+    """executor=ray: sandbox actors; default one per alive node, each with workers slots (default its CPUs)."""
     sandbox: SandboxParams = SandboxParams()
 
     def __post_init__(self) -> None:
@@ -154,6 +160,8 @@ class Params(Base):
             raise ValueError("every k must be >= 1")
         if self.workers is not None and self.workers < 1:
             raise ValueError("workers must be >= 1")
+        if self.ray_actors is not None and self.ray_actors < 1:
+            raise ValueError("ray_actors must be >= 1")
 
 
 class RunConfig(Base):
