@@ -75,18 +75,33 @@ def _result(pid: str, i: int, status: str, t0: float | None = None, **kw: Any) -
 
 
 def make_run(
-    path: Path, problems: int, samples: int, *, endpoint: bool, hostile: bool = False
+    path: Path,
+    problems: int,
+    samples: int,
+    *,
+    endpoint: bool,
+    hostile: bool = False,
+    long_failures: bool = False,
 ) -> Path:
-    """A run directory written the way the engine writes one."""
+    """A run directory written the way the engine writes one. With
+    ``long_failures`` each problem's first failure carries 10,000-character
+    texts made of characters that grow when escaped: the report's worst case."""
     path.mkdir(parents=True)
     t0 = 1_800_000_000.0 if endpoint else None
     counts = {"passed": 0, "failed": 0}
     with (path / "results.jsonl").open("wb") as fh:
         for p in range(problems):
+            first_failure = True
             for s in range(samples):
                 status = "passed" if (p * 31 + s * 17) % 100 < (p * 13 % 100) else "failed"
                 counts[status] += 1
-                r = _result(f"HumanEval/{p}", s, status, t0 if t0 is None else t0 + p)
+                extra: dict[str, Any] = {}
+                if long_failures and status == "failed" and first_failure:
+                    first_failure = False
+                    extra = dict(
+                        candidate="<" * 10_000, reason="&" * 10_000, output_tail='"' * 10_000
+                    )
+                r = _result(f"HumanEval/{p}", s, status, t0 if t0 is None else t0 + p, **extra)
                 fh.write(msgspec.json.encode(r) + b"\n")
         if hostile:
             for r in (
@@ -164,7 +179,7 @@ def test_timeline_figures(tmp_path: Path) -> None:
 
 
 def test_size_of_a_164_by_200_run(tmp_path: Path) -> None:
-    run = load_run(make_run(tmp_path / "big", 164, 200, endpoint=True))
+    run = load_run(make_run(tmp_path / "big", 164, 200, endpoint=True, long_failures=True))
     assert run.summary.candidates == 32_800
     out = tmp_path / "big.html"
     size = write_report(run, str(out))
@@ -260,6 +275,7 @@ class Page:
         self.errors: list[str] = []
         self.dialogs: list[str] = []
         self.loaded = asyncio.Event()
+        self.tasks: set[asyncio.Future[dict[str, Any]]] = set()
 
     async def call(self, method: str, **params: Any) -> dict[str, Any]:
         self.ids += 1
@@ -291,7 +307,9 @@ class Page:
                 self.errors.append(f"log: {p['entry']['text']}")
             elif method == "Page.javascriptDialogOpening":
                 self.dialogs.append(p["message"])
-                asyncio.ensure_future(self.call("Page.handleJavaScriptDialog", accept=True))
+                self.tasks.add(
+                    asyncio.ensure_future(self.call("Page.handleJavaScriptDialog", accept=True))
+                )
             elif method == "Page.loadEventFired":
                 self.loaded.set()
 
