@@ -137,7 +137,13 @@ class FakeOpenAI:
         return app
 
     async def start(self, port: int = 0) -> str:
-        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            self.app(),
+            access_log=None,
+            handle_signals=False,
+            handler_cancellation=True,
+            shutdown_timeout=1.0,
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()

@@ -1,0 +1,180 @@
+"""The OpenAI-compatible client against the real fake server on 127.0.0.1:
+request shapes, n, usage, every error mapping, the start-up check, and
+credentials handling."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+
+from aioeval.client import Client, RequestError, parse_completion, request_body
+from aioeval.config import Params, RetryConfig, Target
+from aioeval.credentials import ApiKey, resolve_credentials
+from aioeval.errors import ConfigError, EndpointError
+from aioeval.fake_openai import FakeConfig, FakeOpenAI
+from aioeval.suites.base import Prompt
+
+PROMPT = Prompt(
+    messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}],
+    text="def hi():\n",
+)
+PARAMS = Params(max_tokens=32, temperature=0.2, stop=["\nclass"], seed=3)
+KEY = "sk-test-123456"
+
+
+def target(url: str, **kw: object) -> Target:
+    return Target(
+        mode="runtime",
+        endpoint=url,
+        model="fake-model",
+        retries=RetryConfig(max_attempts=2, backoff_base_s=0.01, backoff_max_s=0.02),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+async def fake(request: pytest.FixtureRequest) -> AsyncIterator[FakeOpenAI]:
+    cfg = getattr(request, "param", None) or FakeConfig(require_key=KEY)
+    async with FakeOpenAI(cfg, lambda text, i: f"answer {i} to [{text[-6:]}]") as server:
+        yield server
+
+
+def test_request_body_shapes() -> None:
+    chat = request_body(Target(model="m"), PARAMS, PROMPT, 1)
+    assert chat == {
+        "model": "m",
+        "max_tokens": 32,
+        "messages": PROMPT.messages,
+        "temperature": 0.2,
+        "stop": ["\nclass"],
+        "seed": 3,
+    }
+    legacy = request_body(Target(model="m", api="completions"), Params(), PROMPT, 4)
+    assert legacy == {"model": "m", "max_tokens": 512, "prompt": "def hi():\n", "n": 4}
+
+
+def test_parse_orders_choices_and_reads_usage() -> None:
+    body = (
+        b'{"choices":[{"index":1,"message":{"content":"b"}},'
+        b'{"index":0,"message":{"content":null},"finish_reason":"length"}],'
+        b'"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12},"extra":1}'
+    )
+    choices, usage = parse_completion("chat", body)
+    assert [c.text for c in choices] == ["", "b"]
+    assert choices[0].finish_reason == "length"
+    assert usage is not None and (usage.prompt_tokens, usage.completion_tokens) == (5, 7)
+
+
+@pytest.mark.anyio
+async def test_chat_with_n_and_usage(fake: FakeOpenAI) -> None:
+    async with Client(target(fake.url), ApiKey(KEY)) as client:
+        comp = await client.generate(PROMPT, 3, PARAMS, who=("P/0", 0, 1))
+    assert [c.text for c in comp.choices] == [f"answer {i} to [say hi]" for i in range(3)]
+    assert comp.usage is not None and comp.usage.completion_tokens is not None
+    assert comp.latency_ms > 0
+    assert fake.auth_seen == {f"Bearer {KEY}"}
+    assert fake.n_asked == {3: 1}
+
+
+@pytest.mark.anyio
+async def test_completions_api(fake: FakeOpenAI) -> None:
+    async with Client(target(fake.url, api="completions"), ApiKey(KEY)) as client:
+        comp = await client.generate(PROMPT, 1, PARAMS, who=("P/0", 0, 1))
+    assert [c.text for c in comp.choices] == ["answer 0 to [hi():\n]"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "fake", [FakeConfig(honour_n=False), FakeConfig(faults=["nousage"])], indirect=True
+)
+async def test_n_ignored_or_usage_missing(fake: FakeOpenAI) -> None:
+    async with Client(target(fake.url), None) as client:
+        comp = await client.generate(PROMPT, 4, PARAMS, who=("P/0", 0, 1))
+    if fake.config.honour_n:
+        assert len(comp.choices) == 4 and comp.usage is None
+    else:
+        assert len(comp.choices) == 1 and comp.usage is not None
+    assert fake.auth_seen == {""}  # no key configured: no Authorization header
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("fault", "kind", "status"),
+    [
+        ("429", "status", 429),
+        ("500", "status", 500),
+        ("503", "status", 503),
+        ("400", "status", 400),
+        ("drop", "connection", None),
+        ("malformed", "malformed", None),
+        ("nonjson", "malformed", None),
+        ("slow", "timeout", None),
+    ],
+)
+async def test_error_mapping(fault: str, kind: str, status: int | None) -> None:
+    cfg = FakeConfig(faults=[fault], slow_s=5.0, retry_after_s=2.0)
+    async with FakeOpenAI(cfg) as fake:
+        tgt = target(fake.url, request_timeout_s=0.3)
+        async with Client(tgt, ApiKey(KEY)) as client:
+            with pytest.raises(RequestError) as info:
+                await client.generate(PROMPT, 1, PARAMS, who=("HumanEval/7", 3, 2))
+            # the fault was one-shot: the same client works again
+            ok = await client.generate(PROMPT, 1, PARAMS, who=("HumanEval/7", 3, 3))
+    err = info.value
+    assert (err.failure.kind, err.failure.status) == (kind, status)
+    assert (err.problem_id, err.sample_index, err.attempt) == ("HumanEval/7", 3, 2)
+    assert str(err).startswith("HumanEval/7 sample 3 attempt 2: ")
+    assert "\n" not in str(err) and KEY not in str(err)
+    if fault == "429":
+        assert err.failure.retry_after_s == 2.0
+    assert len(ok.choices) == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.anyio
+async def test_check_unreachable_is_one_line() -> None:
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    async with Client(target(url), None) as client:
+        with pytest.raises(EndpointError) as info:
+            await client.check()
+    msg = str(info.value)
+    assert "unreachable after 2 attempt(s)" in msg and url.rstrip("/") in msg
+    assert "\n" not in msg
+
+
+@pytest.mark.anyio
+async def test_check_bad_key_and_unknown_model(fake: FakeOpenAI) -> None:
+    async with Client(target(fake.url), ApiKey("sk-wrong")) as client:
+        with pytest.raises(EndpointError, match="rejected the credentials"):
+            await client.check()
+    async with Client(target(fake.url), ApiKey(KEY)) as client:
+        assert await client.check() == ["fake-model"]
+    bad = Target(endpoint=fake.url, model="other-model")
+    async with Client(bad, ApiKey(KEY)) as client:
+        with pytest.raises(EndpointError, match="does not serve model 'other-model'"):
+            await client.check()
+    assert fake.model_requests == 3
+
+
+def test_credentials() -> None:
+    env = {"MY_KEY": "sk-abc", "EMPTY": ""}
+    key = resolve_credentials("env:MY_KEY", env)
+    assert key is not None and key.reveal() == "sk-abc"
+    assert "sk-abc" not in repr(key) and "sk-abc" not in str(key)
+    assert resolve_credentials(None, env) is None
+    for ref, message in [
+        ("env:MISSING", "MISSING is not set"),
+        ("env:EMPTY", "EMPTY is not set"),
+        ("file:/etc/key", "unsupported; use env:NAME"),
+        ("sk-abc", "unsupported"),
+        ("env:BAD-NAME", "not a variable name"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            resolve_credentials(ref, env)
