@@ -49,7 +49,7 @@ def run_table(run: RunDir) -> Table:
     d = s.dataset
     table = Table(title=Text(f"run {run.path}"), title_justify="left", show_header=False)
     table.add_column("field", style="bold")
-    table.add_column("value")
+    table.add_column("value", overflow="fold")
     counts = ", ".join(f"{k} {v}" for k, v in s.counts.items() if v) or "none"
     if s.complete:
         complete = Text("complete", style="green")
