@@ -1,0 +1,261 @@
+"""What the sandbox's isolation layers cost, against the fork floor, same run.
+
+Three throughputs (executions per second, all cores busy):
+
+- floor: the least a fork-per-candidate design can do. One warm interpreter
+  per core forks, the child execs a trivial check and reports over a pipe,
+  the parent reads and reaps. No limits, no isolation, no engine.
+- minimal / best: `LocalPool` (engine, protocol, template, harness) running
+  the same trivial check with ``isolation=minimal`` and ``isolation=best``.
+
+Rounds alternate floor, minimal, best so machine noise hits all three alike;
+each figure is the median over rounds. Ratios: best/minimal (target >= 0.75)
+and best/floor (pool/floor, target >= 0.6).
+
+``layer_us`` is each per-candidate layer step on its own (the child half of
+`layers.confine_child`, timed inside fresh forks of a process that set the
+layers up, median; plus the template's per-candidate bookkeeping, mean).
+Template setup (once per slot) is reported as ``setup_ms``.
+
+Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import struct
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import anyio
+from aioeval.sandbox import layers
+from aioeval.sandbox.protocol import Limits
+
+from aioeval.pool import LocalPool
+
+CHECK = "def f(x):\n    return x + 1\nassert f(1) == 2\n"
+
+
+def _floor_worker(n: int, w: int) -> None:
+    code = CHECK
+    for _ in range(n):
+        r, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            try:
+                exec(compile(code, "<check>", "exec"), {})
+                os.write(wfd, b"P")
+            finally:
+                os._exit(0)
+        os.close(wfd)
+        got = os.read(r, 16)
+        os.close(r)
+        os.waitpid(pid, 0)
+        assert got == b"P"
+    os.write(w, b"x")
+    os._exit(0)
+
+
+def floor(total: int, procs: int) -> float:
+    """Executions per second of the bare fork-exec-report loop."""
+    r, w = os.pipe()
+    t0 = time.perf_counter()
+    kids = []
+    for i in range(procs):
+        share = total // procs + (1 if i < total % procs else 0)
+        pid = os.fork()
+        if pid == 0:
+            _floor_worker(share, w)
+        kids.append(pid)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    wall = time.perf_counter() - t0
+    os.close(r)
+    os.close(w)
+    return total / wall
+
+
+async def _pool_rate(total: int, workers: int, isolation: str) -> tuple[float, list[str]]:
+    limits = Limits(cpu_s=3.0, wall_s=10.0)
+    async with LocalPool(workers=workers, limits=limits, isolation=isolation) as pool:
+        await pool.run(CHECK)  # warm
+        todo = iter(range(total))
+        bad = 0
+
+        async def runner() -> None:
+            nonlocal bad
+            for _ in todo:
+                if (await pool.run(CHECK)).status != "passed":
+                    bad += 1
+
+        t0 = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for _ in range(workers * 2):
+                tg.start_soon(runner)
+        wall = time.perf_counter() - t0
+        if bad:
+            raise SystemExit(f"{bad} trivial checks did not pass under isolation={isolation}")
+        return total / wall, pool.layers
+
+
+def pool_rate(total: int, workers: int, isolation: str) -> tuple[float, list[str]]:
+    return anyio.run(_pool_rate, total, workers, isolation)
+
+
+def _step_us(step: Callable[[], None], n: int) -> tuple[float, float]:
+    """Median time of `step` run first thing in a freshly forked child
+    (cold: includes the copy-on-write faults its first run causes) and of
+    the same step run again right after (warm: the syscalls themselves).
+
+    Timed inside the child, so the fork itself (noisy on a shared machine)
+    is not part of the figure.
+    """
+    times = []
+    for _ in range(n):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                t0 = time.perf_counter()
+                step()
+                t1 = time.perf_counter()
+                step()
+                t2 = time.perf_counter()
+                os.write(w, struct.pack("dd", t1 - t0, t2 - t1))
+            finally:
+                os._exit(0)
+        os.close(w)
+        data = os.read(r, 16)
+        os.close(r)
+        os.waitpid(pid, 0)
+        times.append(struct.unpack("dd", data))
+    return (
+        statistics.median(t[0] for t in times) * 1e6,
+        statistics.median(t[1] for t in times) * 1e6,
+    )
+
+
+def _layer_costs(n: int, out_fd: int) -> None:
+    """In a throwaway process: set the layers up, time each step per fork."""
+    root = tempfile.mkdtemp(prefix="aioeval-bench-")
+    os.chmod(root, 0o711)
+    work = os.path.join(root, "slot")
+    os.mkdir(work)
+    t0 = time.perf_counter()
+    conf = layers.setup(
+        mode="best", work_root=work, memory_mb=2048, disk_mb=256, nproc=512, site_dirs=sys.path
+    )
+    setup_ms = (time.perf_counter() - t0) * 1000
+    uid = conf.uid
+    ruleset = conf.ruleset_fd
+
+    def oom_adj() -> None:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("1000")
+
+    def drop_uid() -> None:
+        assert uid is not None
+        if os.getuid() == 0:  # the warm rerun may only repeat the set*id calls
+            os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+
+    def landlock() -> None:
+        layers._libc.prctl(layers.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        layers._libc.syscall(layers.SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0)
+
+    def bookkeeping() -> None:
+        d = os.path.join(work, "job")
+        os.mkdir(d)
+        if uid is not None:
+            os.chown(d, uid, uid)
+        layers.kill_cgroup(conf)
+        layers.oom_kills(conf)
+        os.rmdir(d)
+
+    steps: dict[str, Callable[[], None]] = {"cgroup oom_score_adj": oom_adj}
+    if uid is not None:
+        steps["unprivileged-uid"] = drop_uid
+    if ruleset is not None:
+        steps["landlock"] = landlock
+    costs: dict[str, object] = {}
+    for name, step in steps.items():
+        cold, warm = _step_us(step, n)
+        costs[name] = {"cold": round(cold, 1), "warm": round(warm, 1)}
+    t0 = time.perf_counter()
+    for _ in range(n):
+        bookkeeping()
+    costs["template bookkeeping (mkdir+chown, cgroup reads, rmdir)"] = round(
+        (time.perf_counter() - t0) / n * 1e6, 1
+    )
+    os.write(
+        out_fd,
+        json.dumps({"layer_us": costs, "setup_ms": round(setup_ms, 2)}).encode(),
+    )
+    layers.teardown(conf)
+    os.rmdir(work)
+    os.rmdir(root)
+
+
+def layer_costs(n: int) -> dict[str, object]:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            _layer_costs(n, w)
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 65536):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return json.loads(data) if data else {}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checks", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--layer-forks", type=int, default=500)
+    args = parser.parse_args()
+    rates: dict[str, list[float]] = {"floor": [], "minimal": [], "best": []}
+    best_layers: list[str] = []
+    for _ in range(args.rounds):
+        rates["floor"].append(floor(args.checks, args.workers))
+        rates["minimal"].append(pool_rate(args.checks, args.workers, "minimal")[0])
+        rate, best_layers = pool_rate(args.checks, args.workers, "best")
+        rates["best"].append(rate)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    print(
+        json.dumps(
+            {
+                "bench": "sandbox_floor",
+                "checks": args.checks,
+                "workers": args.workers,
+                "rounds": args.rounds,
+                "floor_per_s": round(med["floor"], 1),
+                "minimal_per_s": round(med["minimal"], 1),
+                "best_per_s": round(med["best"], 1),
+                "best_over_minimal": round(med["best"] / med["minimal"], 3),
+                "best_over_floor": round(med["best"] / med["floor"], 3),
+                "minimal_over_floor": round(med["minimal"] / med["floor"], 3),
+                "rounds_per_s": {k: [round(x, 1) for x in v] for k, v in rates.items()},
+                "best_layers": best_layers,
+                **layer_costs(args.layer_forks),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
