@@ -200,11 +200,12 @@ def compare_runs(
     out = {}
     for bench in common:
         ra, rb = runs_a[bench], runs_b[bench]
+        ta, tb = read_tally(ra), read_tally(rb)
         result = compare_counts(
             bench,
             ra.summary.dataset,
-            read_tally(ra).pass_counts(),
-            read_tally(rb).pass_counts(),
+            ta.pass_counts(),
+            tb.pass_counts(),
             ks=reported_ks(ra) & reported_ks(rb),
             seed=seed,
             resamples=resamples,
@@ -213,6 +214,11 @@ def compare_runs(
             f"run {tag} is incomplete ({r.summary.counts.get('infra_error', 0)} infra_error samples)"
             for tag, r in (("A", ra), ("B", rb))
             if not r.summary.complete
+        ]
+        extra += [
+            f"run {tag}: {t.duplicates} journal lines repeat an earlier (problem, sample)"
+            for tag, t in (("A", ta), ("B", tb))
+            if t.duplicates
         ]
         out[bench] = msgspec.structs.replace(result, notes=result.notes + extra)
     return Comparison(

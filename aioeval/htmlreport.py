@@ -356,6 +356,9 @@ def _facts(run: RunDir, t: Tally) -> str:
                 f'<span class="bad">{_esc(f"results.jsonl has {t.candidates} lines, summary says {s.candidates}")}</span>',
             )
         )
+    if t.duplicates:
+        dup = f"{t.duplicates} lines repeat an earlier (problem, sample); counts may be off"
+        rows.append(("journal", f'<span class="bad">{_esc(dup)}</span>'))
     rows += [("note", _esc(n)) for n in s.notes]
     return _kv_table(rows)
 

@@ -163,16 +163,25 @@ class Tally(msgspec.Struct, kw_only=True):
     gen_latency_ms: list[float]
     spans: list[Span]
     candidates: int
+    duplicates: int = 0
+    """Lines repeating an earlier (problem, sample): a finished journal has none."""
 
     def pass_counts(self) -> dict[str, tuple[int, int]]:
         return {p.problem_id: (p.n, p.c) for p in self.problems.values() if p.n > 0}
 
 
-def tally(benchmark: str, results: Iterable[CandidateResult], *, text_limit: int = 4000) -> Tally:
+def tally(
+    benchmark: str,
+    results: Iterable[CandidateResult],
+    *,
+    scoring: str | None = None,
+    text_limit: int = 4000,
+) -> Tally:
     """Fold results into per-problem counts and latency samples.
 
     (n, c) per problem come from `RunStats`, the same code that computed the
-    run's summary, so the report and the comparison agree with summary.json.
+    run's summary (including CRUXEval's official-mode rule when the run was
+    scored that way), so the report and the comparison agree with summary.json.
     Only the first failing candidate per problem is kept (cut to
     ``text_limit`` characters), so memory stays bounded for 164 x 200 runs.
     """
@@ -183,8 +192,10 @@ def tally(benchmark: str, results: Iterable[CandidateResult], *, text_limit: int
     gen: list[float] = []
     spans: list[Span] = []
     total = 0
+    keys: set[tuple[str, int]] = set()
     for r in results:
         total += 1
+        keys.add((r.problem_id, r.sample_index))
         stats.add(r)
         counts[r.status] += 1
         p = problems.get(r.problem_id)
@@ -216,7 +227,9 @@ def tally(benchmark: str, results: Iterable[CandidateResult], *, text_limit: int
                     retries=r.retry_count,
                 )
             )
-    for pid, (n, c) in stats.pass_counts().items():
+    official = benchmark.startswith("cruxeval") and scoring == "official"
+    scored = stats.official_crux_counts() if official else stats.pass_counts()
+    for pid, (n, c) in scored.items():
         problems[pid].n, problems[pid].c = n, c
     return Tally(
         problems=problems,
@@ -225,8 +238,9 @@ def tally(benchmark: str, results: Iterable[CandidateResult], *, text_limit: int
         gen_latency_ms=gen,
         spans=spans,
         candidates=total,
+        duplicates=total - len(keys),
     )
 
 
 def read_tally(run: RunDir) -> Tally:
-    return tally(run.benchmark, iter_results(run.results_path))
+    return tally(run.benchmark, iter_results(run.results_path), scoring=run.summary.scoring)

