@@ -112,6 +112,8 @@ class FakeOpenAI:
         self.model_requests = 0
         self.served = 0
         self.samples = 0
+        self.tokens = 0
+        """Total tokens reported in usage."""
         self.rate_limited = 0
         self.faults: Counter[str] = Counter()
         self.auth_seen: set[str] = set()
@@ -278,6 +280,7 @@ class FakeOpenAI:
                 "completion_tokens": completion,
                 "total_tokens": _tokens(text) + completion,
             }
+            self.tokens += out["usage"]["total_tokens"]
         self.served += 1
         self.samples += n
         return web.json_response(out, headers=headers)

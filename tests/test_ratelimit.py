@@ -71,7 +71,9 @@ def test_read_headers_is_case_insensitive_and_prefers_ms() -> None:
     assert hints.remaining_tokens == 1234
     assert hints.reset_requests_s == pytest.approx(0.05)
     assert hints.reset_tokens_s == 360.0
-    bad = read_headers(CIMultiDict({"retry-after": "later", "x-ratelimit-remaining-requests": "x"}), 0)
+    bad = read_headers(
+        CIMultiDict({"retry-after": "later", "x-ratelimit-remaining-requests": "x"}), 0
+    )
     assert bad == RateHeaders()
 
 

@@ -151,9 +151,7 @@ async def test_loop_gives_up_without_retrying_4xx() -> None:
         n_calls += 1
         raise Boom(status(400))
 
-    result = await _drive(
-        clock, lambda: call_with_retry(attempt, POLICY, failure_of, clock=clock)
-    )
+    result = await _drive(clock, lambda: call_with_retry(attempt, POLICY, failure_of, clock=clock))
     assert n_calls == 1 and result.value is None
     assert isinstance(result.decision, GiveUp) and result.decision.cause == "400"
     assert isinstance(result.error, Boom)
@@ -167,9 +165,7 @@ async def test_loop_exhausts_attempts() -> None:
     async def attempt(n: int) -> str:
         raise Boom(Failure(kind="timeout"))
 
-    result = await _drive(
-        clock, lambda: call_with_retry(attempt, POLICY, failure_of, clock=clock)
-    )
+    result = await _drive(clock, lambda: call_with_retry(attempt, POLICY, failure_of, clock=clock))
     assert result.attempts == 4 and result.value is None
     assert result.decision is not None and result.decision.cause == "timeout"
     # three backoffs, each within its full-jitter ceiling: 0.2 + 0.4 + 0.8

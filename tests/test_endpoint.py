@@ -1,0 +1,342 @@
+"""The llm-endpoint path end to end, against the fake OpenAI server on
+127.0.0.1: through the library (evaluate) and through `aioeval run
+--platform llm-endpoint` as a subprocess. Every fault path of the fake
+server is run: nothing lost, nothing double-counted, right counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+
+from aioeval.config import decode_config
+from aioeval.errors import ConfigError, EndpointError
+from aioeval.events import Event, GenerationUpdate
+from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
+from aioeval.pipeline import RunSpec, evaluate
+from aioeval.sandbox.protocol import Outcome
+from aioeval.suites.human_eval import load_problems
+from aioeval.types import Summary
+
+PROBLEMS = load_problems()
+FAST_RETRY = {"max_attempts": 4, "backoff_base_s": 0.01, "backoff_max_s": 0.05}
+SECRET = "sk-live-DO-NOT-LEAK-4242"
+
+
+def config(url: str, **params: Any) -> dict[str, Any]:
+    return {
+        "target": {
+            "mode": "runtime",
+            "endpoint": url,
+            "model": "fake-model",
+            "request_timeout_s": 0.5,
+            "price": {"prompt_per_million": 1.0, "completion_per_million": 2.0},
+            "retries": {"max_attempts": 1},
+        },
+        "params": {"allow_code_execution": True, "limit": 3, **params},
+    }
+
+
+def read_results(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def measure(summary: Summary, name: str) -> float | None:
+    m = summary.measurement(f"human-eval.{name}")
+    return m.value if m is not None else None
+
+
+def assert_each_sample_once(rows: list[dict[str, Any]], problems: int, n: int) -> None:
+    keys = Counter((r["problem_id"], r["sample_index"]) for r in rows)
+    assert len(rows) == problems * n
+    assert set(keys.values()) == {1}
+    assert {k for k, _ in keys} == {p.id for p in PROBLEMS[:problems]}
+    assert {i for _, i in keys} == set(range(n))
+
+
+async def run(
+    fake: FakeOpenAI, out: Path, events: list[Event] | None = None, **params: Any
+) -> Summary:
+    cfg = decode_config(config(fake.url, **params))
+    spec = RunSpec(benchmark="human-eval", platform="llm-endpoint", config=cfg, out_dir=str(out))
+    return await evaluate(spec, on_event=events.append if events is not None else None)
+
+
+@pytest.mark.anyio
+async def test_fenced_answers_are_unwrapped_and_scored(tmp_path: Path) -> None:
+    answers = human_eval_answers(PROBLEMS[:4], wrong={"HumanEval/1"})
+    events: list[Event] = []
+    async with FakeOpenAI(FakeConfig(latency_s=(0.0, 0.02)), answers) as fake:
+        summary = await run(fake, tmp_path / "o", events, limit=4, n_samples=2)
+    rows = read_results(tmp_path / "o")
+    assert_each_sample_once(rows, 4, 2)
+    assert summary.complete and summary.counts["passed"] == 6 and summary.counts["failed"] == 2
+    assert measure(summary, "pass_at_1") == pytest.approx(0.75)
+    for r in rows:
+        assert "```" not in r["candidate"] and r["raw"].startswith("Here you go")
+        assert r["attempts"] == 1 and r["latency_ms"] > 0 and r["gen_started_at"] > 0
+    # tokens: the sum over samples is exactly what the server reported
+    total = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
+    assert total == fake.tokens == measure(summary, "total_tokens")
+    prompt = sum(r["prompt_tokens"] for r in rows)
+    assert measure(summary, "cost_usd") == pytest.approx((prompt + 2 * (total - prompt)) / 1e6)
+    assert measure(summary, "retry_count") is None  # retries off: not reported
+    assert measure(summary, "generation_latency_p50_ms") is not None
+    assert summary.model == "fake-model"
+    updates = [e for e in events if isinstance(e, GenerationUpdate)]
+    assert updates[-1].done == fake.requests and updates[-1].in_flight == 0
+
+
+@pytest.mark.anyio
+async def test_n_is_used_when_honoured(tmp_path: Path) -> None:
+    async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:3])) as fake:
+        summary = await run(fake, tmp_path / "o", n_samples=4)
+    assert fake.n_asked == {4: 3} and fake.requests == 3
+    rows = read_results(tmp_path / "o")
+    assert_each_sample_once(rows, 3, 4)
+    assert summary.counts["passed"] == 12
+    assert sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows) == fake.tokens
+    assert measure(summary, "pass_at_1") == 1.0
+
+
+@pytest.mark.anyio
+async def test_n_ignored_falls_back_to_single_requests(tmp_path: Path) -> None:
+    async with FakeOpenAI(FakeConfig(honour_n=False), human_eval_answers(PROBLEMS[:3])) as fake:
+        summary = await run(fake, tmp_path / "o", n_samples=3)
+    rows = read_results(tmp_path / "o")
+    assert_each_sample_once(rows, 3, 3)
+    assert fake.requests == 9 and fake.samples == 9  # one sample per request, none wasted
+    assert summary.counts["passed"] == 9
+    assert sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows) == fake.tokens
+
+
+@pytest.mark.anyio
+async def test_transient_faults_are_retried_and_counted(tmp_path: Path) -> None:
+    faults = ["429", "503", "drop", "500", "slow"]
+    cfg = FakeConfig(faults=faults, retry_after_s=0.05, slow_s=5.0)
+    async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:3])) as fake:
+        summary = await run(fake, tmp_path / "o", n_samples=2, retry=FAST_RETRY)
+    rows = read_results(tmp_path / "o")
+    assert_each_sample_once(rows, 3, 2)
+    assert summary.complete and summary.counts["passed"] == 6
+    assert fake.requests == 3 + len(faults) and fake.served == 3
+    # each retry counted once, whatever n the retried request asked for
+    assert sum(r["retry_count"] for r in rows) == len(faults) == measure(summary, "retry_count")
+    assert sum(r["rate_limited"] for r in rows) == 1
+    assert measure(summary, "retry_overhead_ms") > 0
+    assert summary.dataset.version.endswith("+retry")
+    assert sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows) == fake.tokens
+
+
+@pytest.mark.anyio
+async def test_permanent_faults_are_infra_errors_not_model_failures(tmp_path: Path) -> None:
+    cfg = FakeConfig(faults=["malformed", "nonjson", "400"])
+    async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:4])) as fake:
+        summary = await run(fake, tmp_path / "o", limit=4, retry=FAST_RETRY)
+    rows = read_results(tmp_path / "o")
+    assert_each_sample_once(rows, 4, 1)
+    assert fake.requests == 4  # not retried
+    assert not summary.complete
+    assert summary.counts["infra_error"] == 3 and summary.counts["passed"] == 1
+    assert summary.incomplete == {"generation:malformed": 2, "generation:400": 1}
+    bad = [r for r in rows if r["status"] == "infra_error"]
+    assert all(r["wall_ms"] is None and r["attempts"] == 1 for r in bad)
+    # pass@1 is over the scored samples only
+    assert measure(summary, "pass_at_1") == 1.0
+
+
+@pytest.mark.anyio
+async def test_retries_off_and_exhausted(tmp_path: Path) -> None:
+    cfg = FakeConfig(faults=["503", "ok", "429", "429"], retry_after_s=0.01)
+    async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:3])) as fake:
+        summary = await run(fake, tmp_path / "a", limit=2)
+        assert summary.incomplete == {"generation:503": 1}
+        retry = {**FAST_RETRY, "max_attempts": 2}
+        summary = await run(fake, tmp_path / "b", limit=1, retry=retry)
+    assert summary.incomplete == {"generation:429": 1}
+    (row,) = read_results(tmp_path / "b")
+    assert (row["attempts"], row["retry_count"], row["rate_limited"]) == (2, 1, 2)
+    assert "gave up after 2 attempts" in row["reason"]
+
+
+@pytest.mark.anyio
+async def test_missing_usage_omits_token_measurements(tmp_path: Path) -> None:
+    cfg = FakeConfig(fault_rates={"nousage": 1.0})
+    async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:3])) as fake:
+        summary = await run(fake, tmp_path / "o")
+    assert summary.complete and summary.counts["passed"] == 3
+    assert measure(summary, "total_tokens") is None and measure(summary, "cost_usd") is None
+    assert all(r["prompt_tokens"] is None for r in read_results(tmp_path / "o"))
+
+
+@pytest.mark.anyio
+async def test_refusals_before_any_request(tmp_path: Path) -> None:
+    async with FakeOpenAI() as fake:
+        for raw, err, message in [
+            ({"allow_code_execution": False}, ConfigError, "model output"),
+            ({"endpoint": "http://169.254.169.254/v1"}, EndpointError, "metadata"),
+            ({"endpoint": "file:///etc/passwd"}, EndpointError, "only http and https"),
+            ({"model": None}, ConfigError, "target.model"),
+            ({"credentials_ref": "env:AIOEVAL_SURELY_UNSET"}, ConfigError, "not set"),
+        ]:
+            cfg = config(fake.url)
+            for key, value in raw.items():
+                section = "params" if key == "allow_code_execution" else "target"
+                cfg[section][key] = value
+            spec = RunSpec(
+                benchmark="human-eval",
+                platform="llm-endpoint",
+                config=decode_config(cfg),
+                out_dir=str(tmp_path / "never"),
+            )
+            with pytest.raises(err, match=message):
+                await evaluate(spec)
+        assert fake.requests == 0 and fake.model_requests == 0
+    assert not (tmp_path / "never").exists()
+
+
+class GatePool:
+    """A sandbox pool that holds every job until the test opens the gate."""
+
+    layers: list[str] = []
+    size = 1
+
+    def __init__(self) -> None:
+        self.gate = anyio.Event()
+        self.waiting = 0
+
+    async def run(self, program: str, value_expr: str | None = None) -> Outcome:
+        self.waiting += 1
+        await self.gate.wait()
+        return Outcome(id=0, status="passed", wall_ms=1.0)
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.anyio
+async def test_generation_waits_for_a_saturated_pool(tmp_path: Path) -> None:
+    pool = GatePool()
+    cfg = decode_config(config("", limit=10, n_samples=4, buffer=4, dedup=False))
+    summary: Summary | None = None
+    async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:10])) as fake:
+        target = msgspec.structs.replace(cfg.target, endpoint=fake.url)
+        spec = RunSpec(
+            benchmark="human-eval",
+            platform="llm-endpoint",
+            config=msgspec.structs.replace(cfg, target=target),
+            out_dir=str(tmp_path / "o"),
+        )
+
+        async def go() -> None:
+            nonlocal summary
+            summary = await evaluate(spec, pool_factory=lambda _c: pool)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(go)
+            with anyio.fail_after(20):
+                while pool.waiting < 2:  # both executors hold a job
+                    await anyio.sleep(0.01)
+            await anyio.sleep(0.3)  # give a runaway producer time to show itself
+            held = fake.samples
+            # 2 executing + 4 in the stream + 1 in the journal relay + a window of 4
+            assert 2 <= held <= 2 + 4 + 1 + 4
+            pool.gate.set()
+    assert summary is not None and summary.counts["passed"] == 40
+    assert fake.samples == 40
+
+
+def _cli(out: Path, cfg_path: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "aioeval.cli",
+        "run",
+        "--benchmark",
+        "human-eval",
+        "--platform",
+        "llm-endpoint",
+        "--config",
+        str(cfg_path),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
+
+
+def _sneaky_answers() -> Any:
+    """HumanEval/0's answer checks, from inside the sandbox, that the key is
+    not in its environment; the others are plain canonical answers."""
+    plain = human_eval_answers(PROBLEMS[:3])
+    p0 = PROBLEMS[0]
+
+    def answer(text: str, i: int) -> str:
+        if p0.fields["prompt"] in text:
+            probe = (
+                "    import os\n"
+                "    assert not any('DO-NOT-LEAK' in v for v in os.environ.values())\n"
+            )
+            return f"```python\n{p0.fields['prompt']}{probe}{p0.fields['canonical_solution']}```"
+        return plain(text, i)
+
+    return answer
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_cli_run_keeps_the_key_out_of_everything(tmp_path: Path) -> None:
+    cfg = config("", n_samples=2)
+    cfg["target"]["credentials_ref"] = "env:AIOEVAL_TEST_KEY"
+    env = {**os.environ, "AIOEVAL_TEST_KEY": SECRET}
+    async with FakeOpenAI(FakeConfig(require_key=SECRET), _sneaky_answers()) as fake:
+        cfg["target"]["endpoint"] = fake.url
+        path = tmp_path / "cfg.yaml"
+        path.write_text(json.dumps(cfg))
+        proc = await anyio.run_process(_cli(tmp_path / "o", path), env=env, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert fake.auth_seen == {f"Bearer {SECRET}"}
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["counts"]["passed"] == 6 and summary["complete"]
+    names = {m["name"] for m in summary["measurements"]}
+    assert {"human-eval.pass_at_1", "human-eval.total_tokens", "human-eval.cost_usd"} <= names
+    for f in (tmp_path / "o").iterdir():
+        assert SECRET not in f.read_text(errors="replace"), f.name
+    assert SECRET not in proc.stdout.decode() + proc.stderr.decode()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_cli_exit_codes(tmp_path: Path) -> None:
+    async with FakeOpenAI(FakeConfig(faults=["503"]), human_eval_answers(PROBLEMS[:3])) as fake:
+        path = tmp_path / "cfg.yaml"
+        path.write_text(json.dumps(config(fake.url)))
+        incomplete = await anyio.run_process(_cli(tmp_path / "a", path), check=False)
+        no_consent = await anyio.run_process(
+            _cli(tmp_path / "b", path, "--set", "params.allow_code_execution=false"), check=False
+        )
+        unsafe = await anyio.run_process(
+            _cli(tmp_path / "c", path, "--set", "target.endpoint=http://169.254.169.254/v1"),
+            check=False,
+        )
+        down = await anyio.run_process(
+            _cli(tmp_path / "d", path, "--set", "target.endpoint=http://127.0.0.1:9/v1"),
+            check=False,
+        )
+    assert incomplete.returncode == 3
+    err = incomplete.stderr.decode()
+    assert "generation:503=1" in err and len(err.strip().splitlines()) == 1
+    for proc, message in [
+        (no_consent, "model output"),
+        (unsafe, "metadata address"),
+        (down, "unreachable"),
+    ]:
+        lines = proc.stderr.decode().strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], lines
