@@ -15,12 +15,12 @@ import aiohttp
 import anyio
 import msgspec
 import pytest
+from aioeval.suites.human_eval import load_problems
 from aiohttp import web
 
 from aioeval import Event, RunSpec, evaluate
 from aioeval.config import decode_config
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
-from aioeval.suites.human_eval import load_problems
 
 PROBLEMS = load_problems()
 
@@ -120,12 +120,12 @@ async def test_client_going_away_cancels_the_evaluation_cleanly(tmp_path: Path) 
         async for url in app.serve():
             async with aiohttp.ClientSession() as http:
 
-                async def call() -> None:
+                async def call(url: str) -> None:
                     async with http.post(url) as resp:
                         await resp.read()
 
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(call)
+                    tg.start_soon(call, url)
                     with anyio.fail_after(30):
                         await app.started.wait()  # the sandbox pool is up
                         while fake.served < 2:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import itertools
 
 import anyio
 import pytest
@@ -159,7 +160,7 @@ async def test_rpm_spaces_requests_evenly() -> None:
 
     await _in_virtual_time(clock, run)
     assert times[0] == 0.0
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert gaps == pytest.approx([0.5] * 9)
 
 
