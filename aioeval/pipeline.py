@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -32,6 +32,7 @@ from .errors import ConfigError
 from .events import EventHook, ResultReady, RunFinished, RunStarted
 from .journal import Journal
 from .pool import LocalPool, SandboxPool, make_limits
+from .ray_pool import pool_facts
 from .resume import GenerationRecord, ResumeState, check_identity
 from .suites import get_suite
 from .suites.base import Suite, digest_problems
@@ -135,6 +136,15 @@ def local_pool(cfg: RunConfig) -> SandboxPool:
         output_tail=sb.output_tail,
     )
     return LocalPool(workers=cfg.workers, limits=limits, hash_seed=sb.hash_seed)
+
+
+def select_pool(cfg: RunConfig) -> SandboxPool:
+    """The pool ``params.executor`` asks for; Ray is imported only when chosen."""
+    if cfg.params.executor == "ray":
+        from .ray_pool import RayPool
+
+        return RayPool(cfg)
+    return local_pool(cfg)
 
 
 class Judge:
@@ -343,6 +353,7 @@ async def evaluate(
     write_json_atomic(out / "run.json", run_record)
     layers: list[str] = []
     saved = 0
+    facts: dict[str, Any] = {}
     flips = 0
     remaining = max(0, total - len(skip)) if resume is not None else total
     gen_journal = Journal(out / "generations.jsonl") if mode == "endpoint" else None
@@ -360,7 +371,7 @@ async def evaluate(
             for r in replay_results:
                 await sink(r)
         else:
-            pool = (pool_factory or local_pool)(cfg)
+            pool = (pool_factory or select_pool)(cfg)
             try:
                 start = getattr(pool, "start", None)
                 if start is not None:
@@ -385,6 +396,7 @@ async def evaluate(
                     buffer=buffer,
                 )
                 saved = judge.saved
+                facts = pool_facts(pool)
                 if judge.timeouts:
                     flips = await _recheck(judge, journal, stats, out)
             finally:
@@ -420,6 +432,7 @@ async def evaluate(
         finished_at=_now(),
         wall_s=round(time.perf_counter() - t0, 3),
         notes=notes,
+        **facts,
     )
     write_json_atomic(out / "summary.json", summary)
     emit(RunFinished(summary=summary))

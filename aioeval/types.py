@@ -202,6 +202,14 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     finished_at: str = ""
     wall_s: float = 0.0
     notes: list[str] = []
+    executor: str = "local"
+    """Where sandboxes ran: ``local`` or ``ray`` (params.executor)."""
+    actors: int = 0
+    """Ray sandbox actors started (replacements included); 0 for local."""
+    nodes: int = 1
+    """Machines that executed candidates."""
+    infra_retries: int = 0
+    """Executions sent again after an engine fault (dead template, lost actor)."""
 
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:
