@@ -255,8 +255,14 @@ class LocalPool:
             async with anyio.create_task_group() as tg:
                 for slot in self._slots:
                     tg.start_soon(slot.start)
-        except BaseException:
+        except BaseException as exc:
             await self.aclose()
+            # Slots start in a task group; surface a refusal (e.g. strict
+            # isolation) as the SandboxError it is, not an ExceptionGroup.
+            if isinstance(exc, BaseExceptionGroup):
+                refusal = exc.subgroup(lambda e: isinstance(e, SandboxError))
+                if refusal is not None:
+                    raise refusal.exceptions[0] from None
             raise
         self._idle = list(self._slots)
 

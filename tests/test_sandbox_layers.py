@@ -1,0 +1,186 @@
+"""Isolation modes and their layers: what each mode reports and enforces.
+
+The hostile programs live in test_hardening.py; these tests check the
+modes, the reporting, the cleanup of the template's cgroups, and the
+unprivileged-engine path (run as uid 65534 in a subprocess).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from aioeval.sandbox import layers
+from aioeval.sandbox.protocol import Limits
+
+from aioeval.pool import LocalPool
+
+pytestmark = pytest.mark.anyio
+
+LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32)
+SEED_LAYERS = ["rlimits", "process-group", "fresh-env", "workdir", "subreaper"]
+CHECK = "assert sorted([3, 1, 2]) == [1, 2, 3]"
+
+
+def _full_machine() -> bool:
+    return (
+        os.geteuid() == 0
+        and layers.landlock_abi() >= 1
+        and os.path.isdir("/sys/fs/cgroup/memory")
+        and os.path.isdir("/sys/fs/cgroup/pids")
+    )
+
+
+full_machine = pytest.mark.skipif(
+    not _full_machine(), reason="needs root, Landlock and v1 memory+pids cgroups"
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@full_machine
+async def test_best_and_strict_have_every_layer_here() -> None:
+    for mode in ("best", "strict"):
+        async with LocalPool(workers=1, limits=LIMITS, isolation=mode) as pool:
+            assert pool.warnings == []
+            assert set(layers.REQUIRED_ROOT) <= set(pool.layers)
+            out = await pool.run("import os\nassert os.getuid() != 0, 'root'\n" + CHECK)
+            assert out.status == "passed", out
+
+
+async def test_minimal_is_the_seed_level() -> None:
+    async with LocalPool(workers=1, limits=LIMITS, isolation="minimal") as pool:
+        assert pool.layers == SEED_LAYERS
+        out = await pool.run(f"import os\nassert os.getuid() == {os.geteuid()}\n" + CHECK)
+        assert out.status == "passed", out
+
+
+@full_machine
+async def test_imports_work_but_data_files_are_unreadable(tmp_path: Path) -> None:
+    journal = tmp_path / "results.jsonl"
+    journal.write_text('{"secret": 1}\n')
+    program = f"""
+        import decimal, fractions, json, statistics
+        import msgspec
+        try:
+            open({str(journal)!r}).read()
+        except PermissionError:
+            pass
+        else:
+            raise AssertionError("journal readable")
+        for path in ("/etc/hostname", "/usr/lib/os-release"):
+            try:
+                open(path).read()
+            except FileNotFoundError:
+                pass
+    """
+    async with LocalPool(workers=1, limits=LIMITS) as pool:
+        out = await pool.run(textwrap.dedent(program))
+    assert out.status == "passed", out
+
+
+@full_machine
+async def test_cgroups_are_removed_after_close_and_after_a_crash() -> None:
+    seen: list[str] = []
+    async with LocalPool(workers=1, limits=LIMITS) as pool:
+        slot = pool._slots[0]
+        assert slot.ready is not None
+        seen += slot.ready.cgroups
+        assert len(seen) == 2 and all(os.path.isdir(p) for p in seen)
+        os.kill(slot.ready.pid, signal.SIGKILL)  # a template we started
+        assert (await pool.run(CHECK)).status == "passed"
+        assert slot.ready.cgroups[0] not in seen
+        seen += slot.ready.cgroups
+        assert not any(os.path.exists(p) for p in seen[:2])
+    assert not any(os.path.exists(p) for p in seen)
+
+
+UNPRIVILEGED = """
+import json, os, anyio
+from aioeval.errors import SandboxError
+from aioeval.pool import LocalPool
+from aioeval.sandbox.protocol import Limits
+
+LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32)
+ATTACK = '''
+import os, socket
+errors = []
+for attempt in (
+    lambda: socket.create_connection(("127.0.0.1", 1), timeout=1),
+    lambda: open("/tmp/aioeval-unpriv-%d", "w"),
+    lambda: open("/proc/%d/environ", "rb").read(),
+    lambda: os.kill(os.getppid(), 9),
+):
+    try:
+        attempt()
+    except OSError as exc:
+        errors.append(type(exc).__name__)
+assert len(errors) == 4, errors
+''' % (os.getpid(), os.getpid())
+
+async def main():
+    report = {"uid": os.geteuid()}
+    async with LocalPool(workers=1, limits=LIMITS, isolation="best") as pool:
+        report["layers"] = pool.layers
+        report["warnings"] = pool.warnings
+        out = await pool.run(ATTACK)
+        report["attack"] = [out.status, out.reason]
+    try:
+        async with LocalPool(workers=1, limits=LIMITS, isolation="strict") as pool:
+            report["strict"] = "started"
+    except SandboxError as exc:
+        report["strict"] = str(exc)
+    print(json.dumps(report))
+
+anyio.run(main)
+"""
+
+
+def _become_nobody() -> None:
+    """preexec: a private view of the interpreter's directories, then uid 65534."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(layers.CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare")
+    libc.mount(b"none", b"/", None, layers.MS_REC | layers.MS_PRIVATE, None)
+    code = [sys.prefix, sys.base_prefix, *[p for p in sys.path if os.path.isdir(p)]]
+    problem = layers.expose(code, "/tmp/aioeval-unused")
+    if problem is not None:
+        raise OSError(problem)
+    os.setgroups([])
+    os.setresgid(65534, 65534, 65534)
+    os.setresuid(65534, 65534, 65534)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+def test_unprivileged_engine_uses_a_user_namespace() -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp", "LANG": "C.UTF-8"}
+    proc = subprocess.run(
+        [sys.executable, "-c", UNPRIVILEGED],
+        preexec_fn=_become_nobody,
+        env=env,
+        cwd="/tmp",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["uid"] == 65534
+    if "user-namespace" not in report["layers"]:
+        pytest.skip(f"no unprivileged user namespaces here: {report['warnings']}")
+    for name in ("network-namespace", "landlock", "disk-tmpfs"):
+        assert name in report["layers"], report
+    assert report["attack"][0] == "passed", report
+    missing = [w for w in report["warnings"] if w.startswith("cgroup-memory")]
+    assert missing, report
+    assert report["strict"].startswith("isolation=strict refused: cgroup-memory"), report
