@@ -206,7 +206,7 @@ def _compare(args: argparse.Namespace, out: Console) -> int:
         args.run_a,
         args.run_b,
         seed=DEFAULT_SEED if args.seed is None else args.seed,
-        resamples=args.resamples or DEFAULT_RESAMPLES,
+        resamples=DEFAULT_RESAMPLES if args.resamples is None else args.resamples,
     )
     if args.json:
         sys.stdout.write(to_json(comparison).decode() + "\n")

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .htmlreport import natural_key
 from .rundir import RunDir, load_runs, read_tally
 from .stats import (
@@ -188,6 +188,8 @@ def compare_runs(
     resamples: int = DEFAULT_RESAMPLES,
 ) -> Comparison:
     """Load both runs, refuse mismatched datasets, compare every shared benchmark."""
+    if resamples < 1:
+        raise ConfigError(f"--resamples must be at least 1 (got {resamples})")
     runs_a, runs_b = load_runs(path_a), load_runs(path_b)
     common = sorted(runs_a.keys() & runs_b.keys())
     if not common:

@@ -160,3 +160,9 @@ def test_compare_counts_leaves_out_unpaired_problems() -> None:
     assert any("1 problems left out" in n for n in c.notes)
     with pytest.raises(InputError, match="no problem was scored in both"):
         compare_counts("bench", info, {"p1": (1, 1)}, {"p2": (1, 1)}, ks={1})
+
+
+def test_compare_rejects_bad_resamples(runs: dict[str, Path]) -> None:
+    proc = aioeval("compare", str(runs["a"]), str(runs["b"]), "--resamples", "0")
+    assert proc.returncode == 2
+    assert "--resamples must be at least 1" in proc.stderr
