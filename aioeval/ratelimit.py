@@ -7,8 +7,8 @@ Three mechanisms, each with its arithmetic kept pure:
   reserved before a request from the prompt's length plus ``max_tokens`` x n,
   then reconciled from the response's usage (unused tokens are refunded; an
   overrun becomes debt that delays later requests). The request bucket holds
-  one request, so requests are spaced evenly at 60/rpm seconds rather than
-  sent in a burst that a server enforcing a rolling window would refuse.
+  about one request, so requests are spaced evenly at 60/rpm seconds rather
+  than sent in a burst that a server enforcing a rolling window would refuse.
 - Server hints (`read_headers`, `pause_for`): ``Retry-After`` (seconds or an
   HTTP date; ``retry-after-ms`` when present), and the
   ``x-ratelimit-remaining-*`` / ``x-ratelimit-reset-*`` headers: when a
@@ -32,6 +32,10 @@ import anyio
 import msgspec
 
 from .retry import Clock
+
+REQUEST_BURST = 1.25
+"""Request bucket capacity: one request plus a quarter interval of slack, so
+timer overshoot is not lost (the shortest gap is 3/4 of 60/rpm, after idling)."""
 
 CHARS_PER_TOKEN = 4
 """Prompt tokens are estimated as characters / 4 (rounded up) for reservations."""
@@ -151,12 +155,14 @@ class Bucket:
     ``capacity``. Pure: every method takes the time. Its level may go
     negative (debt) when a reservation is reconciled upwards."""
 
-    def __init__(self, rate: float, capacity: float, now: float) -> None:
+    def __init__(
+        self, rate: float, capacity: float, now: float, level: float | None = None
+    ) -> None:
         if rate <= 0 or capacity <= 0:
             raise ValueError("bucket rate and capacity must be > 0")
         self.rate = rate
         self.capacity = capacity
-        self.level = capacity
+        self.level = capacity if level is None else min(level, capacity)
         self.updated = now
 
     def _refill(self, now: float) -> None:
@@ -238,7 +244,7 @@ class RateLimiter:
     ) -> None:
         self.clock = clock
         now = clock.now()
-        self.requests = Bucket(rpm / 60.0, 1.0, now) if rpm else None
+        self.requests = Bucket(rpm / 60.0, REQUEST_BURST, now, level=1.0) if rpm else None
         self.tokens = Bucket(tpm / 60.0, max(tpm / 10.0, 1.0), now) if tpm else None
         self.aimd = Aimd(max_concurrency)
         self.adaptive = adaptive
