@@ -81,6 +81,9 @@ class _Progress:
         self.done = 0
         self.gen = ""
         self.out_dir = ""
+        self.total = 0
+        self.executions = 0
+        self.gen_task: Any = None
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -98,16 +101,28 @@ class _Progress:
                     transient=True,
                 )
                 self.progress.start()
+                self.total = event.total
                 self.task = self.progress.add_task(event.benchmark, total=event.total, info="")
                 self.console.print(f"journal: {event.out_dir}/results.jsonl")
         elif isinstance(event, ResultReady):
             self.done += 1
             self.passed += event.result.status == "passed"
+            r = event.result
+            self.executions += r.wall_ms is not None and not r.cached
             if self.progress is not None:
-                info = f"pass {self.passed / self.done:.1%} {self.gen}"
+                info = f"executed {self.executions} · passed {self.passed} ({self.passed / self.done:.1%})"
                 self.progress.update(self.task, advance=1, info=info)
         elif isinstance(event, GenerationUpdate):
-            self.gen = f"req {event.done} inflight {event.in_flight} 429s {event.rate_limited} retries {event.retries}"
+            self.gen = (
+                f"requests {event.done} · in flight {event.in_flight}/{event.concurrency} · "
+                f"429s {event.rate_limited} · retries {event.retries} · failed {event.failed}"
+            )
+            if self.progress is not None:
+                if self.gen_task is None:
+                    self.gen_task = self.progress.add_task("generate", total=self.total, info="")
+                self.progress.update(
+                    self.gen_task, completed=event.samples + event.failed, info=self.gen
+                )
 
     def stop(self) -> None:
         if self.progress is not None:

@@ -122,13 +122,18 @@ class Params(Base):
     workers: int | None = None
     """Sandbox slots; default one per CPU core."""
     buffer: int | None = None
-    """Completions allowed to wait for a sandbox slot (backpressure); default 4 x workers."""
+    """Completions allowed to wait for a sandbox slot (backpressure); default 4 x workers.
+    Endpoint runs also bound samples in flight by it (default: at least max_concurrency)."""
     temperature: float | None = None
     """Sampling temperature (None: server default)."""
     top_p: float | None = None
+    """Nucleus sampling (None: server default)."""
     max_tokens: int = 512
+    """Completion length cap per sample; also the tpm reservation per sample."""
     stop: list[str] | None = None
+    """Stop sequences sent with each request."""
     seed: int | None = None
+    """Sampling seed sent with each request (servers that support it); also seeds backoff jitter."""
     dataset_path: str | None = None
     """Local dataset file (CRUXEval JSONL)."""
     dataset_url: str | None = None

@@ -27,10 +27,17 @@ class GenerationUpdate(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     """Snapshot of the generation stage (endpoint runs)."""
 
     done: int
+    """HTTP requests finished (any outcome)."""
     in_flight: int
     rate_limited: int
+    """429 answers so far."""
     retries: int
     failed: int
+    """Samples whose generation finally failed (infra_error)."""
+    samples: int = 0
+    """Samples generated so far."""
+    concurrency: int = 0
+    """Requests currently allowed in flight (AIMD limit)."""
 
 
 class RunFinished(msgspec.Struct, frozen=True, kw_only=True, tag=True):

@@ -223,6 +223,8 @@ class Generator:
                 rate_limited=self.rate_limited,
                 retries=self.retries,
                 failed=self.failed,
+                samples=self.samples,
+                concurrency=self.limiter.aimd.allowed,
             )
         )
 
@@ -332,6 +334,7 @@ class Generator:
             )
             self.samples += 1
             await window.hand_on(WorkItem(candidate=cand))
+        self._update()
         # The window still holds the missing samples' places: ask for each.
         for j in range(len(choices), k):
             tg.start_soon(self._request, tg, client, window, problem, prompt, first + j, 1)

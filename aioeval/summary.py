@@ -4,8 +4,9 @@ Only counts are kept per problem (n scored, c passed), so memory does not
 grow with the number of samples. Measurement names are a public contract:
 ``<benchmark>.pass_at_<k>``, ``.avg_latency_ms`` (mean sandbox wall time per
 executed candidate), ``.total_tokens``, ``.cost_usd``, ``.retry_count``,
-``.retry_overhead_ms``, and generation latency percentiles under their own
-names (``.generation_latency_p50_ms`` ...).
+``.retry_overhead_ms``, ``.rate_limited_count`` (429 answers seen by
+generation), and generation latency percentiles under their own names
+(``.generation_latency_p50_ms`` ...).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class RunStats:
         self.usage_seen = False
         self.retry_count = 0
         self.retry_overhead_ms = 0.0
+        self.rate_limited = 0
         self.candidates = 0
 
     def add(self, r: CandidateResult) -> None:
@@ -60,6 +62,7 @@ class RunStats:
             self.completion_tokens += r.completion_tokens or 0
         self.retry_count += r.retry_count
         self.retry_overhead_ms += r.retry_overhead_ms
+        self.rate_limited += r.rate_limited
 
     def remove(self, r: CandidateResult) -> None:
         """Undo ``add`` for a verdict that is being replaced (timeout re-check)."""
@@ -75,6 +78,15 @@ class RunStats:
         if not r.cached and r.wall_ms is not None:
             self.executions -= 1
             self.wall_sum -= r.wall_ms
+        # Generation accounting too: the replacement carries the same
+        # generation, so keeping both would count its tokens and retries twice.
+        if r.latency_ms is not None and r.latency_ms in self.gen_latencies:
+            self.gen_latencies.remove(r.latency_ms)
+        self.prompt_tokens -= r.prompt_tokens or 0
+        self.completion_tokens -= r.completion_tokens or 0
+        self.retry_count -= r.retry_count
+        self.retry_overhead_ms -= r.retry_overhead_ms
+        self.rate_limited -= r.rate_limited
 
     def pass_counts(self) -> dict[str, tuple[int, int]]:
         return {k: (v[0], v[1]) for k, v in self.per_problem.items() if v[0] > 0}
@@ -130,6 +142,8 @@ class RunStats:
         if cfg.params.retry is not None:
             add("retry_count", float(self.retry_count), "count", "environmental", False)
             add("retry_overhead_ms", self.retry_overhead_ms, "ms", "environmental", False)
+        if self.gen_latencies or self.rate_limited:
+            add("rate_limited_count", float(self.rate_limited), "count", "environmental", False)
         if self.gen_latencies:
             lat = sorted(self.gen_latencies)
             for q in (50, 90, 99):
