@@ -129,7 +129,7 @@ async def test_transient_faults_are_retried_and_counted(tmp_path: Path) -> None:
     assert fake.requests == 3 + len(faults) and fake.served == 3
     # each retry counted once, whatever n the retried request asked for
     assert sum(r["retry_count"] for r in rows) == len(faults) == measure(summary, "retry_count")
-    assert sum(r["rate_limited"] for r in rows) == 1
+    assert sum(r["rate_limited"] for r in rows) == 1 == measure(summary, "rate_limited_count")
     assert measure(summary, "retry_overhead_ms") > 0
     assert summary.dataset.version.endswith("+retry")
     assert sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows) == fake.tokens
@@ -340,3 +340,26 @@ async def test_cli_exit_codes(tmp_path: Path) -> None:
     ]:
         lines = proc.stderr.decode().strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], lines
+
+
+def test_replaced_verdict_does_not_count_generation_twice() -> None:
+    """A timeout re-check replaces a verdict; the candidate's tokens,
+    retries and latency must stay counted once."""
+    from aioeval.config import RunConfig
+    from aioeval.summary import RunStats
+    from aioeval.types import Candidate, Execution, Generation, Passed, Timeout, make_result
+
+    gen = Generation(
+        attempts=2, latency_ms=40.0, retry_count=1, retry_overhead_ms=5.0,
+        prompt_tokens=10, completion_tokens=20, rate_limited=1,
+    )  # fmt: skip
+    cand = Candidate(problem_id="HumanEval/0", sample_index=0, raw="x", text="x", generation=gen)
+    cfg = RunConfig(params=decode_config({"params": {"retry": {}}}).params)
+    once = RunStats("human-eval")
+    once.add(make_result(cand, Passed(), Execution(wall_ms=1.0)))
+    twice = RunStats("human-eval")
+    first = make_result(cand, Timeout(), Execution(wall_ms=9.0))
+    twice.add(first)
+    twice.remove(first)
+    twice.add(make_result(cand, Passed(), Execution(wall_ms=1.0)))
+    assert once.measurements(cfg) == twice.measurements(cfg)
