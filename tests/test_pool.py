@@ -85,8 +85,10 @@ async def test_cpu_timeout_kills_the_whole_group() -> None:
     )
     async with LocalPool(workers=1, limits=FAST) as pool:
         out = await pool.run(program)
-        assert out.status == "timeout"
-        assert out.cpu_ms >= 900
+        assert out.status == "timeout" and "CPU budget" in out.reason
+        # rusage is tick-sampled and lags the kernel's exact CPU clock that
+        # RLIMIT_CPU uses, so only a loose lower bound is meaningful here.
+        assert out.cpu_ms >= 500
         pid = int(out.output_tail.split("GRANDCHILD")[1].split()[0])
         assert not _alive(pid)
 
