@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Literal
 
 from .config import RunConfig
 from .metrics import pass_at_k, percentile, reportable_ks
 from .types import CandidateResult, Measurement
+
+Klass = Literal["deterministic", "environmental"]
 
 
 class RunStats:
@@ -112,11 +115,11 @@ class RunStats:
         scored = self.official_crux_counts() if crux_official else counts
         estimate = _upstream_pass_at_k if crux_official else pass_at_k
 
-        def add(name: str, value: float, unit: str, klass: str, official: bool) -> None:
+        def add(name: str, value: float, unit: str, klass: Klass, official: bool) -> None:
             out.append(
                 Measurement(
                     name=f"{b}.{name}", value=value, unit=unit, klass=klass, official=official
-                )  # type: ignore[arg-type]
+                )
             )
 
         for k in reportable_ks(counts, cfg.params.k):
