@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 import anyio
@@ -70,7 +71,11 @@ def check_ready(cfg: RunConfig) -> None:
 
 
 async def endpoint_producer(
-    suite: Suite, dataset: Dataset, cfg: RunConfig, emit: EventHook
+    suite: Suite,
+    dataset: Dataset,
+    cfg: RunConfig,
+    emit: EventHook,
+    skip: Collection[tuple[str, int]] = (),
 ) -> tuple[Producer, int]:
     check_ready(cfg)
     key = resolve_credentials(cfg.target.credentials_ref)
@@ -78,7 +83,7 @@ async def endpoint_producer(
     await check_endpoint(cfg.target.endpoint)
     async with Client(cfg.target, key) as client:
         await client.check()
-    gen = Generator(suite, dataset, cfg, key, emit)
+    gen = Generator(suite, dataset, cfg, key, emit, skip=skip)
     return gen.produce, dataset.size * cfg.params.n_samples
 
 
@@ -194,8 +199,12 @@ class Generator:
         emit: EventHook,
         *,
         clock: Clock | None = None,
+        skip: Collection[tuple[str, int]] = (),
     ) -> None:
         self.suite = suite
+        self.skip = skip
+        """(problem id, sample index) already done (resume): never requested.
+        Read when producing starts, so the caller may fill it until then."""
         self.dataset = dataset
         self.cfg = cfg
         self.key = key
@@ -237,13 +246,15 @@ class Generator:
         window = Window(send, window_size(self.cfg))
         async with Client(self.cfg.target, self.key) as client, anyio.create_task_group() as tg:
             for problem in self.dataset.problems:
+                todo = [i for i in range(params.n_samples) if (problem.id, i) not in self.skip]
+                if not todo:
+                    continue
                 prompt = self.suite.prompt(problem, params)
-                i = 0
-                while i < params.n_samples:
-                    k = min(params.n_samples - i, window.size) if self.n_ok else 1
+                while todo:
+                    k = min(len(todo), window.size) if self.n_ok else 1
                     await window.reserve(k)
-                    tg.start_soon(self._request, tg, client, window, problem, prompt, i, k)
-                    i += k
+                    batch, todo = todo[:k], todo[k:]
+                    tg.start_soon(self._request, tg, client, window, problem, prompt, batch)
 
     async def _request(
         self,
@@ -252,12 +263,12 @@ class Generator:
         window: Window,
         problem: Problem,
         prompt: Prompt,
-        first: int,
-        k: int,
+        indices: list[int],
     ) -> None:
         from .pipeline import WorkItem
 
         params = self.cfg.params
+        k = len(indices)
         text = (
             prompt.text
             if self.cfg.target.api == "completions"
@@ -271,7 +282,9 @@ class Generator:
             self.in_flight += 1
             self._update()
             try:
-                comp = await client.generate(prompt, k, params, who=(problem.id, first, number))
+                comp = await client.generate(
+                    prompt, k, params, who=(problem.id, indices[0], number)
+                )
             except RequestError as exc:
                 throttled = exc.failure.status == 429
                 self.rate_limited += throttled
@@ -313,7 +326,7 @@ class Generator:
             for j in range(k):
                 cand = Candidate(
                     problem_id=problem.id,
-                    sample_index=first + j,
+                    sample_index=indices[j],
                     raw="",
                     text="",
                     generation=gens[j],
@@ -327,7 +340,7 @@ class Generator:
         for j, choice in enumerate(choices):
             cand = Candidate(
                 problem_id=problem.id,
-                sample_index=first + j,
+                sample_index=indices[j],
                 raw=choice.text,
                 text=self.suite.unwrap(problem, choice.text),
                 generation=gens[j],
@@ -337,4 +350,4 @@ class Generator:
         self._update()
         # The window still holds the missing samples' places: ask for each.
         for j in range(len(choices), k):
-            tg.start_soon(self._request, tg, client, window, problem, prompt, first + j, 1)
+            tg.start_soon(self._request, tg, client, window, problem, prompt, [indices[j]])

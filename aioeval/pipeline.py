@@ -321,7 +321,9 @@ async def evaluate(
     else:
         from .generate import endpoint_producer
 
-        producer, total = await endpoint_producer(suite, dataset, cfg, emit)
+        # skip is filled in place below on --resume; the producer reads it when
+        # it starts, so samples already done are never requested (or paid for).
+        producer, total = await endpoint_producer(suite, dataset, cfg, emit, skip)
 
     info = identify(dataset, cfg)
     run_record = {

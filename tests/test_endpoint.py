@@ -62,9 +62,15 @@ def assert_each_sample_once(rows: list[dict[str, Any]], problems: int, n: int) -
 
 
 async def run(
-    fake: FakeOpenAI, out: Path, events: list[Event] | None = None, **params: Any
+    fake: FakeOpenAI,
+    out: Path,
+    events: list[Event] | None = None,
+    target_use_n: bool = True,
+    **params: Any,
 ) -> Summary:
-    cfg = decode_config(config(fake.url, **params))
+    raw = config(fake.url, **params)
+    raw["target"]["use_n"] = target_use_n
+    cfg = decode_config(raw)
     spec = RunSpec(benchmark="human-eval", platform="llm-endpoint", config=cfg, out_dir=str(out))
     return await evaluate(spec, on_event=events.append if events is not None else None)
 
@@ -363,3 +369,26 @@ def test_replaced_verdict_does_not_count_generation_twice() -> None:
     twice.remove(first)
     twice.add(make_result(cand, Passed(), Execution(wall_ms=1.0)))
     assert once.measurements(cfg) == twice.measurements(cfg)
+
+
+@pytest.mark.anyio
+async def test_resume_requests_only_what_is_missing(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    cfg = FakeConfig(faults=["ok", "503"])
+    async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:3])) as fake:
+        first = await run(fake, out, n_samples=2, target_use_n=False)
+        assert first.incomplete == {"generation:503": 1} and fake.requests == 6
+        first_target = config(fake.url)["target"]
+        spec = RunSpec(
+            benchmark="human-eval",
+            platform="llm-endpoint",
+            config=decode_config(
+                {**config(fake.url, n_samples=2), "target": {**first_target, "use_n": False}}
+            ),
+            out_dir=str(out),
+            resume=True,
+        )
+        second = await evaluate(spec)
+    assert fake.requests == 7  # only the sample that failed was asked for again
+    assert second.complete and second.counts["passed"] == 6
+    assert_each_sample_once(read_results(out), 3, 2)
