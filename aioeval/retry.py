@@ -184,12 +184,14 @@ async def call_with_retry(
     failures (bugs, cancellation) and propagate unchanged.
     """
     draw = (rng or random.Random()).random
-    first = clock.now()
+    first: float | None = None
     attempt = 0
     limited = 0
     while True:
         attempt += 1
         started = clock.now()
+        if first is None:
+            first = started
         try:
             value = await attempt_fn(attempt)
         except Exception as exc:

@@ -94,6 +94,7 @@ async def test_fenced_answers_are_unwrapped_and_scored(tmp_path: Path) -> None:
     prompt = sum(r["prompt_tokens"] for r in rows)
     assert measure(summary, "cost_usd") == pytest.approx((prompt + 2 * (total - prompt)) / 1e6)
     assert measure(summary, "retry_count") is None  # retries off: not reported
+    assert all(r["retry_overhead_ms"] == 0.0 for r in rows)
     assert measure(summary, "generation_latency_p50_ms") is not None
     assert summary.model == "fake-model"
     updates = [e for e in events if isinstance(e, GenerationUpdate)]
