@@ -88,7 +88,10 @@ class SandboxParams(Base):
     isolation: Literal["strict", "best", "minimal"] = "best"
     """best: every layer that works; strict: refuse unless all are on."""
     memory_mb: int = 2048
-    """Address-space limit per process."""
+    """Address-space limit per process; with cgroups, also the total over all of
+    a candidate's processes."""
+    disk_mb: int = 256
+    """Total size of the files a candidate may write (its private tmpfs)."""
     fsize_mb: int = 64
     """Largest file (including captured output) a candidate may write."""
     nofile: int = 256
