@@ -2,9 +2,10 @@
 
 Three throughputs (executions per second, all cores busy):
 
-- floor: the least a fork-per-candidate design can do. One warm interpreter
-  per core forks, the child execs a trivial check and reports over a pipe,
-  the parent reads and reaps. No limits, no isolation, no engine.
+- floor: the least a fork-per-candidate design can do. One warm, lean
+  interpreter per core forks, the child execs a trivial check and reports
+  over a pipe, the parent reads and reaps. No limits, no isolation, no
+  engine.
 - minimal / best: `LocalPool` (engine, protocol, template, harness) running
   the same trivial check with ``isolation=minimal`` and ``isolation=best``.
 
@@ -27,6 +28,7 @@ import json
 import os
 import statistics
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,44 +43,50 @@ from aioeval.pool import LocalPool
 CHECK = "def f(x):\n    return x + 1\nassert f(1) == 2\n"
 
 
-def _floor_worker(n: int, w: int) -> None:
-    code = CHECK
-    for _ in range(n):
-        r, wfd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            try:
-                exec(compile(code, "<check>", "exec"), {})
-                os.write(wfd, b"P")
-            finally:
-                os._exit(0)
-        os.close(wfd)
-        got = os.read(r, 16)
+FLOOR = """
+import os, sys, time
+code, n = sys.argv[1], int(sys.argv[2])
+sys.stdin.read(1)  # start together
+t0 = time.perf_counter()
+for _ in range(n):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
         os.close(r)
-        os.waitpid(pid, 0)
-        assert got == b"P"
-    os.write(w, b"x")
-    os._exit(0)
+        exec(compile(code, "<check>", "exec"), {})
+        os.write(w, b"P")
+        os._exit(0)
+    os.close(w)
+    ok = os.read(r, 16) == b"P"
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert ok
+print(time.perf_counter() - t0)
+"""
 
 
 def floor(total: int, procs: int) -> float:
-    """Executions per second of the bare fork-exec-report loop."""
-    r, w = os.pipe()
-    t0 = time.perf_counter()
+    """Executions per second of the bare fork-exec-report loop.
+
+    Each core gets its own lean interpreter (``-S``, nothing imported), as
+    a sandbox template is; they start together and the rate is the total
+    over the slowest one's loop time.
+    """
     kids = []
     for i in range(procs):
         share = total // procs + (1 if i < total % procs else 0)
-        pid = os.fork()
-        if pid == 0:
-            _floor_worker(share, w)
-        kids.append(pid)
-    for pid in kids:
-        os.waitpid(pid, 0)
-    wall = time.perf_counter() - t0
-    os.close(r)
-    os.close(w)
-    return total / wall
+        cmd = [sys.executable, "-S", "-c", FLOOR, CHECK, str(share)]
+        kids.append(subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    for kid in kids:
+        assert kid.stdin is not None
+        kid.stdin.write("g")
+        kid.stdin.close()
+    walls = []
+    for kid in kids:
+        assert kid.stdout is not None
+        walls.append(float(kid.stdout.read()))
+        kid.wait()
+    return total / max(walls)
 
 
 async def _pool_rate(total: int, workers: int, isolation: str) -> tuple[float, list[str]]:

@@ -8,6 +8,13 @@ and writes one Outcome per Job on stdout. Per job it forks a child (see
 whatever the child left behind (its process group, and as a child subreaper
 any daemon that escaped the group), reads a short tail of the captured
 output, and removes the throwaway directory.
+
+Isolation (see `layers`): at start the template sets up, once, whatever
+layers ``Hello.isolation`` asks for and the machine allows (namespaces, a
+private tmpfs work root, cgroups it joins itself so every child starts in
+them, a prepared Landlock ruleset); each child then applies its cheap half
+(uid drop, Landlock) before any candidate code runs. The Ready frame lists
+the layers in force and a warning for each one that is not.
 """
 
 from __future__ import annotations
