@@ -116,7 +116,7 @@ def pool_rate(total: int, workers: int, isolation: str) -> tuple[float, list[str
     return anyio.run(_pool_rate, total, workers, isolation)
 
 
-def _step_us(step: Callable[[], None], n: int) -> tuple[float, float]:
+def _step_us(step: Callable[[], None], n: int, warm: bool = True) -> tuple[float, float]:
     """Median time of `step` run first thing in a freshly forked child
     (cold: includes the copy-on-write faults its first run causes) and of
     the same step run again right after (warm: the syscalls themselves).
@@ -133,7 +133,8 @@ def _step_us(step: Callable[[], None], n: int) -> tuple[float, float]:
                 t0 = time.perf_counter()
                 step()
                 t1 = time.perf_counter()
-                step()
+                if warm:
+                    step()
                 t2 = time.perf_counter()
                 os.write(w, struct.pack("dd", t1 - t0, t2 - t1))
             finally:
@@ -187,15 +188,31 @@ def _layer_costs(n: int, out_fd: int) -> None:
         layers.oom_kills(conf)
         os.rmdir(d)
 
-    steps: dict[str, Callable[[], None]] = {"cgroup oom_score_adj": oom_adj}
+    def pid_namespace() -> None:
+        # The alternative to the cgroup kill: a PID namespace per candidate
+        # costs an unshare plus a second fork (the namespace's init) per run.
+        if layers._libc.unshare(0x20000000) != 0:
+            raise OSError("unshare(CLONE_NEWPID)")
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+    steps: dict[str, Callable[[], None]] = {
+        "cgroup oom_score_adj": oom_adj,
+        "pid-namespace (alternative, not used)": pid_namespace,
+    }
     if uid is not None:
         steps["unprivileged-uid"] = drop_uid
     if ruleset is not None:
         steps["landlock"] = landlock
     costs: dict[str, object] = {}
     for name, step in steps.items():
-        cold, warm = _step_us(step, n)
-        costs[name] = {"cold": round(cold, 1), "warm": round(warm, 1)}
+        once = name.startswith("pid-namespace")  # cannot be entered twice
+        cold, warm = _step_us(step, n, warm=not once)
+        costs[name] = (
+            {"cold": round(cold, 1)} if once else {"cold": round(cold, 1), "warm": round(warm, 1)}
+        )
     t0 = time.perf_counter()
     for _ in range(n):
         bookkeeping()
