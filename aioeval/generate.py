@@ -159,9 +159,9 @@ class Window:
     """Bounds samples requested or landed but not yet handed on, plus those
     waiting in the stream when it has a buffer of its own.
 
-    ``size`` is the pipeline's buffer. When the stream handed to the
-    producer is a zero-buffer relay (the pipeline's resume/journal wrapper),
-    its level is not visible and only our own samples are counted.
+    ``size`` is the pipeline's buffer, read from the stream itself (the
+    pipeline's journaling proxy forwards ``statistics``), so completions
+    waiting for a sandbox never exceed it.
     """
 
     def __init__(self, send: MemoryObjectSendStream[WorkItem], size: int) -> None:

@@ -21,11 +21,15 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import (
+    MemoryObjectReceiveStream,
+    MemoryObjectSendStream,
+    MemoryObjectStreamStatistics,
+)
 
 from .config import RunConfig, public_config
 from .errors import ConfigError
@@ -458,6 +462,54 @@ def _replay(suite: Suite, dataset: Dataset) -> list[CandidateResult]:
     return out
 
 
+class _JournalingSend:
+    """The producer's view of the work stream: drops samples already done,
+    journals each new generation the moment it arrives, then sends into the
+    real bounded stream, so the producer still feels its backpressure (and
+    can read its fill level through ``statistics``)."""
+
+    def __init__(
+        self,
+        send: MemoryObjectSendStream[WorkItem],
+        skip: set[tuple[str, int]],
+        gen_journal: Journal | None,
+    ) -> None:
+        self._send = send
+        self._skip = skip
+        self._journal = gen_journal
+
+    def _admit(self, item: WorkItem) -> bool:
+        key = (item.candidate.problem_id, item.candidate.sample_index)
+        if key in self._skip:
+            return False
+        if self._journal is not None and item.verdict is None:
+            self._journal.write_generation(GenerationRecord(candidate=item.candidate))
+        return True
+
+    async def send(self, item: WorkItem) -> None:
+        if self._admit(item):
+            await self._send.send(item)
+
+    def send_nowait(self, item: WorkItem) -> None:
+        if self._admit(item):
+            self._send.send_nowait(item)
+
+    def statistics(self) -> MemoryObjectStreamStatistics:
+        return self._send.statistics()
+
+    def close(self) -> None:
+        """The pipeline closes the real stream when the producer returns."""
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> _JournalingSend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _with_pending(
     pending: list[Candidate],
     producer: Producer,
@@ -465,28 +517,12 @@ def _with_pending(
     gen_journal: Journal | None,
 ) -> Producer:
     """Feed journaled-but-unjudged completions first, then the producer's
-    items minus those already done; journal every new generation as soon as
-    it arrives (before it waits for a sandbox)."""
+    items minus those already done, journaling new generations on arrival."""
 
     async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
         for cand in pending:
             await send.send(WorkItem(candidate=cand))
-        inner_send, inner_recv = anyio.create_memory_object_stream[WorkItem](0)
-        async with anyio.create_task_group() as tg:
-
-            async def run_producer() -> None:
-                async with inner_send:
-                    await producer(inner_send)
-
-            tg.start_soon(run_producer)
-            async with inner_recv:
-                async for item in inner_recv:
-                    key = (item.candidate.problem_id, item.candidate.sample_index)
-                    if key in skip:
-                        continue
-                    if gen_journal is not None and item.verdict is None:
-                        gen_journal.write_generation(GenerationRecord(candidate=item.candidate))
-                    await send.send(item)
+        await producer(cast(MemoryObjectSendStream[WorkItem], _JournalingSend(send, skip, gen_journal)))
 
     return produce
 
