@@ -17,8 +17,9 @@ wait, and the pipeline's bounded streams carry that backpressure back to
 generation.
 
 Faults: a batch whose actor dies (process killed, node lost, unreachable) is
-sent again to another actor and its jobs are counted in ``infra_retries``; a
-run that has lost every actor starts replacements on the nodes still alive.
+sent again to another actor and its jobs are counted in ``infra_retries``.
+The survivors carry the rest of the run; a run that has lost every actor
+starts the start-time plan again on the nodes still alive (twice at most).
 A failing candidate never raises here; only a pool that cannot start at all
 does, as a one-line `SandboxError` (or `ConfigError` without Ray installed).
 
@@ -367,7 +368,7 @@ class RayPool:
         except BaseException:
             await self.aclose()
             raise
-        self._respawns_left = len(plan)
+        self._respawns_left = 2 * len(plan)
         if self.batch_max is None:
             self.batch_max = max(1, round(self.size / len(self._actors)))
 
@@ -427,6 +428,14 @@ class RayPool:
             if owner is not None:
                 owner.stop.set()
                 await anyio.to_thread.run_sync(owner.join)
+
+    async def ping(self) -> float:
+        """Seconds for one empty batch to reach an actor and come back: the
+        fixed dispatch cost a batch pays on top of its executions."""
+        actor = await self._acquire()
+        t0 = anyio.current_time()
+        await self._call(actor, _encoder.encode([]), 0)
+        return anyio.current_time() - t0
 
     # -- dispatch ----------------------------------------------------------
 
@@ -548,7 +557,8 @@ class RayPool:
             ray = self._ray
             try:
                 nodes = await anyio.to_thread.run_sync(ray.nodes)
-                plan = plan_actors(nodes, None, self.cfg.params.workers)
+                params = self.cfg.params
+                plan = plan_actors(nodes, params.ray_actors, params.workers)
                 plan = plan[: self._respawns_left]
                 self._respawns_left -= len(plan)
                 with anyio.fail_after(START_TIMEOUT_S):
