@@ -9,8 +9,9 @@ Three throughputs (executions per second, all cores busy):
 - minimal / best: `LocalPool` (engine, protocol, template, harness) running
   the same trivial check with ``isolation=minimal`` and ``isolation=best``.
 
-Rounds alternate floor, minimal, best so machine noise hits all three alike;
-each figure is the median over rounds. Ratios: best/minimal (target >= 0.75)
+Each round runs the checks for all three in alternating blocks (floor,
+minimal, best, floor, ...), so load from elsewhere on a shared machine hits
+all three alike; each figure is the median over rounds. Ratios: best/minimal (target >= 0.75)
 and best/floor (pool/floor, target >= 0.6).
 
 ``layer_us`` is each per-candidate layer step on its own (the child half of
@@ -65,12 +66,12 @@ print(time.perf_counter() - t0)
 """
 
 
-def floor(total: int, procs: int) -> float:
-    """Executions per second of the bare fork-exec-report loop.
+def floor_seconds(total: int, procs: int) -> float:
+    """Loop time of the bare fork-exec-report loop over `total` checks.
 
     Each core gets its own lean interpreter (``-S``, nothing imported), as
-    a sandbox template is; they start together and the rate is the total
-    over the slowest one's loop time.
+    a sandbox template is; they start together and the time is the slowest
+    one's loop (interpreter start-up excluded).
     """
     kids = []
     for i in range(procs):
@@ -86,34 +87,55 @@ def floor(total: int, procs: int) -> float:
         assert kid.stdout is not None
         walls.append(float(kid.stdout.read()))
         kid.wait()
-    return total / max(walls)
+    return max(walls)
 
 
-async def _pool_rate(total: int, workers: int, isolation: str) -> tuple[float, list[str]]:
+async def pool_seconds(pool: LocalPool, total: int) -> float:
+    """Wall time for `pool` to run `total` trivial checks, all slots busy."""
+    todo = iter(range(total))
+    bad = 0
+
+    async def runner() -> None:
+        nonlocal bad
+        for _ in todo:
+            if (await pool.run(CHECK)).status != "passed":
+                bad += 1
+
+    t0 = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for _ in range(pool.size * 2):
+            tg.start_soon(runner)
+    wall = time.perf_counter() - t0
+    if bad:
+        raise SystemExit(f"{bad} trivial checks did not pass under isolation={pool.isolation}")
+    return wall
+
+
+async def interleaved(
+    total: int, rounds: int, block: int, workers: int
+) -> tuple[dict[str, list[float]], list[str]]:
+    """Per round, `total` checks for each contender, run in alternating
+    blocks so a burst of load from elsewhere hits all three alike."""
     limits = Limits(cpu_s=3.0, wall_s=10.0)
-    async with LocalPool(workers=workers, limits=limits, isolation=isolation) as pool:
-        await pool.run(CHECK)  # warm
-        todo = iter(range(total))
-        bad = 0
-
-        async def runner() -> None:
-            nonlocal bad
-            for _ in todo:
-                if (await pool.run(CHECK)).status != "passed":
-                    bad += 1
-
-        t0 = time.perf_counter()
-        async with anyio.create_task_group() as tg:
-            for _ in range(workers * 2):
-                tg.start_soon(runner)
-        wall = time.perf_counter() - t0
-        if bad:
-            raise SystemExit(f"{bad} trivial checks did not pass under isolation={isolation}")
-        return total / wall, pool.layers
-
-
-def pool_rate(total: int, workers: int, isolation: str) -> tuple[float, list[str]]:
-    return anyio.run(_pool_rate, total, workers, isolation)
+    rates: dict[str, list[float]] = {"floor": [], "minimal": [], "best": []}
+    async with (
+        LocalPool(workers=workers, limits=limits, isolation="minimal") as minimal,
+        LocalPool(workers=workers, limits=limits, isolation="best") as best,
+    ):
+        for pool in (minimal, best):
+            await pool.run(CHECK)  # warm
+        for _ in range(rounds):
+            spent = dict.fromkeys(rates, 0.0)
+            done = 0
+            while done < total:
+                n = min(block, total - done)
+                spent["floor"] += floor_seconds(n, workers)
+                spent["minimal"] += await pool_seconds(minimal, n)
+                spent["best"] += await pool_seconds(best, n)
+                done += n
+            for name, seconds in spent.items():
+                rates[name].append(total / seconds)
+        return rates, best.layers
 
 
 def _step_us(step: Callable[[], None], n: int, warm: bool = True) -> tuple[float, float]:
@@ -250,16 +272,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--block", type=int, default=500)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--layer-forks", type=int, default=500)
     args = parser.parse_args()
-    rates: dict[str, list[float]] = {"floor": [], "minimal": [], "best": []}
-    best_layers: list[str] = []
-    for _ in range(args.rounds):
-        rates["floor"].append(floor(args.checks, args.workers))
-        rates["minimal"].append(pool_rate(args.checks, args.workers, "minimal")[0])
-        rate, best_layers = pool_rate(args.checks, args.workers, "best")
-        rates["best"].append(rate)
+    rates, best_layers = anyio.run(interleaved, args.checks, args.rounds, args.block, args.workers)
     med = {k: statistics.median(v) for k, v in rates.items()}
     print(
         json.dumps(
@@ -268,6 +285,7 @@ def main() -> None:
                 "checks": args.checks,
                 "workers": args.workers,
                 "rounds": args.rounds,
+                "block": args.block,
                 "floor_per_s": round(med["floor"], 1),
                 "minimal_per_s": round(med["minimal"], 1),
                 "best_per_s": round(med["best"], 1),

@@ -371,7 +371,7 @@ def setup(
         out.drop_caps = True
     out.record("network-namespace", network_namespace())
     interpreter = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(__file__)]
-    code_dirs = [*interpreter, *site_dirs]
+    code_dirs = [d for d in (*interpreter, *site_dirs) if os.path.isdir(d)]
     mounts = mount_namespace()
     out.record("disk-tmpfs", mounts or private_tmpfs(work_root, disk_mb))
     if out.uid is not None:
