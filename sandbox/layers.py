@@ -284,6 +284,7 @@ def cgroup_v1(controller: str, settings: dict[str, str], out: Confinement) -> st
         parent = _own_cgroup(controller)
         if parent is None or not os.path.isdir(base):
             return f"no v1 {controller} controller mounted"
+        _sweep_stale(base + parent)
         path = os.path.join(base + parent, f"aioeval-{os.getpid()}")
         os.mkdir(path, 0o755)
         out.cgroups.append(path)
@@ -294,6 +295,30 @@ def cgroup_v1(controller: str, settings: dict[str, str], out: Confinement) -> st
     except OSError as exc:
         return f"cannot set up a {controller} cgroup: {exc.strerror}"
     return None
+
+
+def _sweep_stale(parent: str) -> None:
+    """Remove cgroups left by templates that died without tearing down.
+
+    A template killed with its engine (SIGKILL, parent-death signal) cannot
+    remove its own cgroups; the next template in the same place does. Only
+    empty ones named after a dead pid go: rmdir refuses anything non-empty.
+    """
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("aioeval-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name.removeprefix("aioeval-")
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(parent, name))
+        except OSError:
+            pass
 
 
 def _resident_bytes() -> int:

@@ -34,6 +34,8 @@ sh -c 'for d in $1; do echo $$ >"$d/cgroup.procs"; done; shift; exec "$@"' sh "$
 status=$?
 for dir in $dirs; do
     for _ in 1 2 3 4 5 6 7 8 9 10; do
+        # Nested cgroups (sandbox templates killed with their engine) first.
+        find "$dir" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
         rmdir "$dir" 2>/dev/null && break
         for pid in $(cat "$dir/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
         sleep 0.2

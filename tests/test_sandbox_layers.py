@@ -184,3 +184,27 @@ def test_unprivileged_engine_uses_a_user_namespace() -> None:
     missing = [w for w in report["warnings"] if w.startswith("cgroup-memory")]
     assert missing, report
     assert report["strict"].startswith("isolation=strict refused: cgroup-memory"), report
+
+
+@full_machine
+async def test_cgroups_of_templates_killed_with_their_engine_are_swept() -> None:
+    # A template dies with its engine (parent-death signal) before it can
+    # remove its cgroups; the next template started there removes them.
+    dead = _dead_pid()
+    own = layers._own_cgroup("pids")
+    assert own is not None
+    parent = "/sys/fs/cgroup/pids" + own.rstrip("/")
+    stale = os.path.join(parent, f"aioeval-{dead}")
+    os.mkdir(stale)
+    try:
+        async with LocalPool(workers=1, limits=LIMITS):
+            assert not os.path.exists(stale)
+    finally:
+        if os.path.exists(stale):
+            os.rmdir(stale)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
