@@ -203,7 +203,10 @@ class LocalPool:
     """A bounded pool of template processes on this machine.
 
     Use as ``async with LocalPool(...) as pool``. ``run`` waits for a free
-    slot, so at most ``workers`` candidates execute at once.
+    slot, so at most ``workers`` candidates execute at once. ``isolation``
+    (strict, best, minimal) selects the templates' layers (see
+    ``aioeval.sandbox.layers``); strict makes `start` raise SandboxError
+    naming the first layer this machine cannot provide.
     """
 
     def __init__(
