@@ -125,7 +125,7 @@ class Params(Base):
     workers: int | None = None
     """Sandbox slots; default one per CPU core."""
     buffer: int | None = None
-    """Completions allowed to wait for a sandbox slot (backpressure); default 4 x workers.
+    """Completions allowed to wait for a sandbox slot (backpressure); default max(64, 4 x workers).
     Endpoint runs also bound samples in flight by it (default: at least max_concurrency)."""
     temperature: float | None = None
     """Sampling temperature (None: server default)."""

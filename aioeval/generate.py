@@ -152,7 +152,11 @@ def window_size(cfg: RunConfig) -> int:
     """Samples generation may hold: ``params.buffer``, by default the larger
     of the pipeline's default buffer and the concurrency limit (so a slow,
     remote endpoint can keep max_concurrency requests in flight)."""
-    return cfg.params.buffer or max(4 * cfg.workers, cfg.target.rate_limit.max_concurrency)
+    from .pipeline import default_buffer
+
+    return cfg.params.buffer or max(
+        default_buffer(cfg.workers), cfg.target.rate_limit.max_concurrency
+    )
 
 
 class Window:

@@ -4,7 +4,7 @@ One anyio task group wires the stages with bounded memory object streams:
 
     producer --(candidates, buffer B)--> executors x 2W --(results, W)--> writer
 
-B (``params.buffer``, default 4 x workers) is the backpressure: when every
+B (``params.buffer``, default max(64, 4 x workers)) is the backpressure: when every
 sandbox slot is busy and B candidates are waiting, the producer (generation,
 for endpoint runs) blocks instead of piling completions up in memory. The
 writer journals each result as soon as it exists and folds it into streaming
@@ -104,6 +104,12 @@ def identify(dataset: Dataset, cfg: RunConfig) -> DatasetInfo:
             f"{digest}|retry:{retry.max_attempts}:{retry.backoff_base_s}:{retry.backoff_max_s}".encode()
         ).hexdigest()
     return DatasetInfo(name=dataset.name, version=version, digest=digest, size=dataset.size)
+
+
+def default_buffer(workers: int) -> int:
+    """Completions allowed to wait for a sandbox slot: a few KB each, so 64
+    costs well under a megabyte and keeps n-sample requests large."""
+    return max(64, 4 * workers)
 
 
 def default_out_dir(benchmark: str) -> Path:
@@ -393,7 +399,7 @@ async def evaluate(
                     )
                 )
                 judge = Judge(suite, {p.id: p for p in dataset.problems}, pool, cfg)
-                buffer = cfg.params.buffer or 4 * pool.size
+                buffer = cfg.params.buffer or default_buffer(pool.size)
                 await _run_stages(
                     _with_pending(pending, producer, skip, gen_journal),
                     judge,
@@ -522,7 +528,9 @@ def _with_pending(
     async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
         for cand in pending:
             await send.send(WorkItem(candidate=cand))
-        await producer(cast(MemoryObjectSendStream[WorkItem], _JournalingSend(send, skip, gen_journal)))
+        await producer(
+            cast(MemoryObjectSendStream[WorkItem], _JournalingSend(send, skip, gen_journal))
+        )
 
     return produce
 
