@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import struct
 import subprocess
@@ -172,12 +173,8 @@ def _step_us(step: Callable[[], None], n: int, warm: bool = True) -> tuple[float
     )
 
 
-def _layer_costs(n: int, out_fd: int) -> None:
+def _layer_costs(n: int, out_fd: int, work: str) -> None:
     """In a throwaway process: set the layers up, time each step per fork."""
-    root = tempfile.mkdtemp(prefix="aioeval-bench-")
-    os.chmod(root, 0o711)
-    work = os.path.join(root, "slot")
-    os.mkdir(work)
     t0 = time.perf_counter()
     conf = layers.setup(
         mode="best", work_root=work, memory_mb=2048, disk_mb=256, nproc=512, site_dirs=sys.path
@@ -246,17 +243,21 @@ def _layer_costs(n: int, out_fd: int) -> None:
         json.dumps({"layer_us": costs, "setup_ms": round(setup_ms, 2)}).encode(),
     )
     layers.teardown(conf)
-    os.rmdir(work)
-    os.rmdir(root)
 
 
 def layer_costs(n: int) -> dict[str, object]:
+    # Created and removed out here: the child mounts a tmpfs on `work` in
+    # its own mount namespace.
+    root = tempfile.mkdtemp(prefix="aioeval-bench-layers-")
+    os.chmod(root, 0o711)
+    work = os.path.join(root, "slot")
+    os.mkdir(work)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
-            _layer_costs(n, w)
+            _layer_costs(n, w, work)
         finally:
             os._exit(0)
     os.close(w)
@@ -265,6 +266,7 @@ def layer_costs(n: int) -> dict[str, object]:
         data += chunk
     os.close(r)
     os.waitpid(pid, 0)
+    shutil.rmtree(root, ignore_errors=True)
     return json.loads(data) if data else {}
 
 
