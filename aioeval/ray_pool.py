@@ -260,9 +260,13 @@ class _RayOwner(threading.Thread):
 class RayPool:
     """A `SandboxPool` whose slots are Ray actors' LocalPools.
 
-    ``size`` is the total number of sandbox slots across actors; the
-    pipeline sizes its executors and buffers from it exactly as for a local
-    pool.
+    ``size`` is ``depth`` x the sandbox slots across actors: a remote slot
+    needs more jobs outstanding than a local one to stay busy across a
+    dispatch round trip (Little's law), and the pipeline sizes its executors
+    and buffers from ``size``. With the defaults each actor holds two
+    batches of 2 x its slots: while one batch returns, the other keeps
+    every slot busy, and each batch's fixed dispatch cost is shared by
+    twice as many jobs as with batches of one per slot.
     """
 
     executor = "ray"
@@ -274,15 +278,18 @@ class RayPool:
         batch_max: int | None = None,
         batch_wait_s: float = 0.002,
         in_flight: int = 2,
+        depth: int = 2,
     ) -> None:
         self.cfg = cfg
         self.address = cfg.params.ray_address
         self.batch_max = batch_max
-        """Jobs per batch; default the actors' mean slot count."""
+        """Jobs per batch; default depth x the actors' mean slot count."""
         self.batch_wait_s = batch_wait_s
         """How long a leader waits for company before looking for an actor."""
         self.in_flight = in_flight
         """Batches each actor may hold at once (the per-actor backpressure bound)."""
+        self.depth = depth
+        """Jobs the pool accepts per sandbox slot (see the class docstring)."""
         self.redispatched = 0
         self.batches = 0
         self._actors: list[_Actor] = []
@@ -300,8 +307,13 @@ class RayPool:
     # -- facts -------------------------------------------------------------
 
     @property
-    def size(self) -> int:
+    def slots(self) -> int:
+        """Sandbox slots across the actors started."""
         return sum(a.info.slots for a in self._actors)
+
+    @property
+    def size(self) -> int:
+        return self.depth * self.slots
 
     @property
     def layers(self) -> list[str]:
@@ -370,7 +382,7 @@ class RayPool:
             raise
         self._respawns_left = 2 * len(plan)
         if self.batch_max is None:
-            self.batch_max = max(1, round(self.size / len(self._actors)))
+            self.batch_max = max(1, round(self.size / len(self._actors)))  # depth x slots
 
     async def _connect(self, ray: Any) -> None:
         if ray.is_initialized():
