@@ -145,6 +145,10 @@ class Params(Base):
     """CRUXEval: strict closes the official evaluator's loopholes."""
     prompt: Literal["direct", "cot"] = "direct"
     """CRUXEval prompt style."""
+    static_compare: bool = True
+    """CRUXEval official mode: decide programs that only compare two literals
+    (``defs; assert <literal> == <literal>``) in the engine, without a process.
+    The verdict is the same; false executes every program as upstream does."""
     dedup: bool = True
     """Execute identical (problem, candidate) pairs once per run."""
     recheck_timeouts: bool = False

@@ -181,6 +181,78 @@ def official_program(code: str, output: str, generation: str) -> str:
     return code + "\nassert " + output + " == " + generation
 
 
+def _is_literal(node: ast.expr) -> bool:
+    """A display of constants only: no names, calls or operators beyond the
+    unary minus and complex arithmetic ``ast.literal_eval`` accepts."""
+    if any(
+        isinstance(n, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) for n in ast.walk(node)
+    ):
+        return False
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _inert(stmt: ast.stmt) -> bool:
+    """A module-level statement whose execution cannot fail or have effects:
+    a plain ``def`` (no decorators, defaults or annotations, which run at
+    definition time) or ``name = <literal>``."""
+    if isinstance(stmt, ast.FunctionDef):
+        a = stmt.args
+        every = [
+            *a.posonlyargs,
+            *a.args,
+            *a.kwonlyargs,
+            *([a.vararg] if a.vararg else []),
+            *([a.kwarg] if a.kwarg else []),
+        ]
+        return not (
+            stmt.decorator_list
+            or stmt.returns
+            or a.defaults
+            or any(a.kw_defaults)
+            or any(x.annotation for x in every)
+        )
+    if isinstance(stmt, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in stmt.targets) and _is_literal(stmt.value)
+    return False
+
+
+def static_official_verdict(code: str, output: str, generation: str) -> bool | None:
+    """The upstream program's verdict when it is decided by data alone, else None.
+
+    When ``code + assert OUTPUT == GENERATION`` parses as inert definitions
+    followed by one ``assert <literal> == <literal>`` (no message), running
+    it can only compare two literal values, so Python equality of the two
+    ``literal_eval`` results is exactly its outcome, with no process needed.
+    Anything else (calls, names, a second statement smuggled in by the
+    generation, a syntax error) returns None and is executed as upstream.
+    """
+    try:
+        tree = ast.parse(official_program(code, output, generation))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not tree.body or not all(_inert(s) for s in tree.body[:-1]):
+        return None
+    last = tree.body[-1]
+    if not (
+        isinstance(last, ast.Assert) and last.msg is None and isinstance(last.test, ast.Compare)
+    ):
+        return None
+    cmp = last.test
+    if len(cmp.ops) != 1 or not isinstance(cmp.ops[0], ast.Eq):
+        return None
+    left, right = cmp.left, cmp.comparators[0]
+    if not (_is_literal(left) and _is_literal(right)):
+        return None
+    try:
+        return bool(ast.literal_eval(left) == ast.literal_eval(right))
+    except Exception:
+        return None
+
+
 def official_skip(task: Task, generation: str, input_text: str) -> str | None:
     """Why the upstream evaluator would not execute ``generation``, or None."""
     if task == "i" and "f(" not in generation:

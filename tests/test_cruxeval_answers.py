@@ -203,3 +203,38 @@ def test_every_reference_answer_is_accepted(shared_data: Path) -> None:
         assert value == ca.expected_value(row["output"]), row["id"]
         call, _ = ca.input_call(ca.extract_answer(ref, "i"), ca.module_names(row["code"]))
         assert call == f"f({row['input']})", row["id"]
+
+
+# --- official mode decided without a process --------------------------------
+
+CODE = "def f(x):\n    return x + 1"
+
+
+@pytest.mark.parametrize(
+    ("code", "output", "generation", "expected"),
+    [
+        (CODE, "2", "2", True),
+        (CODE, "2", "3", False),
+        (CODE, "[1, (2, 'a')]", "[1, (2, 'a')]", True),
+        (CODE, "{1, 2}", "{2, 1}", True),
+        (CODE, "1.0", "1", True),  # Python equality, as the executed assert
+        (CODE, "-3", "-3", True),
+        (CODE, "'a'", "'a' # trailing comment", True),
+        (CODE, "2", "f(1)", None),  # a call: must run
+        (CODE, "2", "x", None),  # a name: NameError when run
+        (CODE, "2", "2, 'message'", None),  # becomes an assert message
+        (CODE, "2", "2\nimport os", None),  # a second statement
+        (CODE, "2", "'unterminated", None),  # syntax error: run to get its verdict
+        (CODE, "2", "2 if True else 3", None),
+        (CODE, "set()", "set()", None),  # set could be shadowed: run it
+        ("import os\n" + CODE, "2", "2", None),  # an import may fail: run it
+        ("def f(x: List[int]):\n    return x", "2", "2", None),  # annotation runs at def time
+        ("def f(x=print(1)):\n    return x", "2", "2", None),
+        ("K = [1, 2]\n" + CODE, "2", "2", True),
+        ("K = g()\n" + CODE, "2", "2", None),
+    ],
+)
+def test_static_official_verdict(
+    code: str, output: str, generation: str, expected: bool | None
+) -> None:
+    assert ca.static_official_verdict(code, output, generation) is expected
