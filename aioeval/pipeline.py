@@ -144,8 +144,11 @@ def local_pool(cfg: RunConfig) -> SandboxPool:
         fsize_mb=sb.fsize_mb,
         nofile=sb.nofile,
         output_tail=sb.output_tail,
+        disk_mb=sb.disk_mb,
     )
-    return LocalPool(workers=cfg.workers, limits=limits, hash_seed=sb.hash_seed)
+    return LocalPool(
+        workers=cfg.workers, limits=limits, hash_seed=sb.hash_seed, isolation=sb.isolation
+    )
 
 
 def select_pool(cfg: RunConfig) -> SandboxPool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,29 @@ def test_default_out_dir_is_under_runs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     runs = list((tmp_path / "runs").iterdir())
     assert len(runs) == 1 and (runs[0] / "summary.json").exists()
+
+
+@pytest.mark.parametrize("isolation", ["minimal", "best"])
+def test_isolation_mode_reaches_the_sandbox(tmp_path: Path, isolation: str) -> None:
+    out = tmp_path / "run"
+    proc = aioeval(
+        "run",
+        "--benchmark",
+        "human-eval",
+        "--set",
+        "params.execute=true",
+        "--set",
+        "params.limit=3",
+        "--set",
+        f"params.sandbox.isolation={isolation}",
+        "--out",
+        str(out),
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary, _ = read_run(out)
+    assert "rlimits" in summary.isolation
+    if isolation == "minimal":
+        assert "landlock" not in summary.isolation and "network-namespace" not in summary.isolation
+    elif os.geteuid() == 0 and Path("/sys/fs/cgroup/pids").exists():
+        assert "network-namespace" in summary.isolation
