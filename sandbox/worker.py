@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import gc
 import os
 import select
 import shutil
@@ -120,11 +121,26 @@ class Template:
             "nproc": self.limits.nproc if self.conf.uid is not None else None,
         }
         self.env = dict(hello.env)
+        # Candidates get this environment by inheritance: install it in the
+        # template once, with a fixed per-slot work dir as HOME and TMPDIR.
+        self.workdir = os.path.join(self.work_root, "cand")
+        os.environ.clear()
+        os.environ.update(self.env)
+        os.environ["HOME"] = self.workdir
+        os.environ["TMPDIR"] = self.workdir
         self.oom_seen = layers.oom_kills(self.conf)
 
     def run(self, job: protocol.Job) -> protocol.Outcome:
-        workdir = os.path.join(self.work_root, str(job.id))
-        os.mkdir(workdir, 0o700)
+        workdir = self.workdir
+        env: dict[str, str] | None = None
+        try:
+            os.mkdir(workdir, 0o700)
+        except FileExistsError:
+            # The last candidate left something rmtree could not remove: use
+            # a fresh directory and tell the child its own HOME/TMPDIR.
+            workdir = os.path.join(self.work_root, str(job.id))
+            os.mkdir(workdir, 0o700)
+            env = self.env
         uid = self.conf.uid
         if uid is not None:
             os.chown(workdir, uid, uid)
@@ -145,7 +161,7 @@ class Template:
                     result_fd=w,
                     out_fd=self.out_fd,
                     workdir=workdir,
-                    env=self.env,
+                    env=env,
                     limits=self.limit_map,
                     confine=self._confine,
                 )
@@ -373,7 +389,8 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def main() -> None:
     die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the engine decides when we stop
+    # No SIGINT handling: the template has a session of its own, so a
+    # terminal's Ctrl-C never reaches it (the engine decides when it stops).
     reader = FrameReader(0)
     try:
         hello = msgspec.msgpack.decode(reader.frame(), type=protocol.Hello)
@@ -393,6 +410,9 @@ def main() -> None:
         ),
     )
     decoder = msgspec.msgpack.Decoder(protocol.Job)
+    # Everything the template holds now is permanent: frozen objects are never
+    # scanned by a child's collector, so children copy fewer pages on write.
+    gc.freeze()
     while True:
         try:
             job = decoder.decode(reader.frame())
