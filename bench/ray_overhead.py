@@ -61,7 +61,12 @@ def workload(tmp: Path) -> tuple[str, str, str, list[str]]:
             "cruxeval-o codellama-7b-temp0.2 generations_output, official scoring, 800 x 10",
             "cruxeval-o",
             str(samples),
-            ["params.scoring=official", f"params.dataset_path={CRUX / 'cruxeval.jsonl'}"],
+            [
+                "params.scoring=official",
+                # every check goes through the sandbox (no literal == literal shortcut)
+                "params.static_compare=false",
+                f"params.dataset_path={CRUX / 'cruxeval.jsonl'}",
+            ],
         )
     from aioeval.suites.human_eval import load_problems
 
@@ -82,8 +87,9 @@ def workload(tmp: Path) -> tuple[str, str, str, list[str]]:
 
 async def timed_run(
     tmp: Path, tag: str, benchmark: str, samples: str, sets: list[str], factory: Any = None
-) -> tuple[float, float, int, dict[tuple[str, int], str]]:
-    """(executions/s, pool start s, executions, verdicts) for one scoring."""
+) -> tuple[float, float, tuple[int, int], dict[tuple[str, int], str]]:
+    """(executions/s, pool start s, (candidates, executions), verdicts) for one scoring;
+    for the instant pool, candidates/s instead of executions/s."""
     cfg = load_config(None, [*sets, "params.dedup=false", "params.k=[1]"])
     out = tmp / tag
     shutil.rmtree(out, ignore_errors=True)
@@ -104,13 +110,17 @@ async def timed_run(
         rows[(r["problem_id"], r["sample_index"])] = r["status"]
     shutil.rmtree(out, ignore_errors=True)
     took = marks["end"] - marks["start"]
-    return summary.executions / took, marks["start"] - t0, summary.executions, rows
+    done = summary.executions if factory is not InstantPool else summary.candidates
+    return done / took, marks["start"] - t0, (summary.candidates, summary.executions), rows
 
 
 class InstantPool:
     """Answers every job at once: the pipeline's own ceiling."""
 
     size = 64
+
+    def __init__(self, cfg: RunConfig) -> None:
+        self.cfg = cfg
 
     @property
     def layers(self) -> list[str]:
@@ -164,7 +174,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         actor_start: list[float] = []
         batches: list[tuple[int, int]] = []
         identical = True
-        executions = 0
+        counts = (0, 0)
         for i in range(args.rounds):
             pools: list[RayPool] = []
 
@@ -176,14 +186,12 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             # Alternate which side goes first, so load drifting during a
             # round favours neither.
             if i % 2:
-                r_eps, start_s, n, ray_rows = await timed_run(
+                r_eps, start_s, (_, n), ray_rows = await timed_run(
                     tmp, "ray", benchmark, samples, [*sets, "params.executor=ray"], factory
                 )
-            l_eps, _, executions, local_rows = await timed_run(
-                tmp, "local", benchmark, samples, sets
-            )
+            l_eps, _, counts, local_rows = await timed_run(tmp, "local", benchmark, samples, sets)
             if not i % 2:
-                r_eps, start_s, n, ray_rows = await timed_run(
+                r_eps, start_s, (_, n), ray_rows = await timed_run(
                     tmp, "ray", benchmark, samples, [*sets, "params.executor=ray"], factory
                 )
             local_eps.append(l_eps)
@@ -194,9 +202,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         rtt_ms, batches_per_s = await dispatch_probe(200, 32, 3000)
         cap = []
         for _ in range(2):
-            eps, _, _, _ = await timed_run(
-                tmp, "instant", benchmark, samples, sets, lambda _c: InstantPool()
-            )
+            eps, _, _, _ = await timed_run(tmp, "instant", benchmark, samples, sets, InstantPool)
             cap.append(eps)
         ray.shutdown()
     finally:
@@ -214,7 +220,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "bench": "ray_overhead",
         "workload": what,
-        "checks": executions,
+        "checks": counts[0],
+        "executions": counts[1],
         "cpus": cpus,
         "ray": ray.__version__,
         "rounds": args.rounds,

@@ -208,6 +208,7 @@ def test_cruxeval_official_on_ray_equals_local(
     samples = crux / "codellama-7b-temp0.2" / "generations_output.json"
     sets = [
         "params.scoring=official",
+        "params.static_compare=false",  # every distinct check runs in a sandbox
         "params.k=[1,5]",
         f"params.dataset_path={crux / 'cruxeval.jsonl'}",
     ]
