@@ -22,7 +22,7 @@ class Base(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     pass
 
 
-class RetryConfig(Base):
+class RetryConfig(Base, frozen=True):
     """Bounded exponential backoff with full jitter."""
 
     max_attempts: int = 3
@@ -39,7 +39,7 @@ class RetryConfig(Base):
             raise ValueError("backoff times must be >= 0")
 
 
-class RateLimit(Base):
+class RateLimit(Base, frozen=True):
     """Proactive client-side limits, so a hosted API is never tripped."""
 
     rpm: float | None = None
@@ -50,14 +50,14 @@ class RateLimit(Base):
     """Upper bound on requests in flight; AIMD moves below it on 429s."""
 
 
-class Price(Base):
+class Price(Base, frozen=True):
     """USD per million tokens, for ``<bench>.cost_usd``."""
 
     prompt_per_million: float = 0.0
     completion_per_million: float = 0.0
 
 
-class Target(Base):
+class Target(Base, frozen=True):
     """What produces candidates."""
 
     mode: Literal["mock", "runtime"] = "mock"
@@ -82,7 +82,7 @@ class Target(Base):
     """Ask for n samples in one request when the server honours ``n``."""
 
 
-class SandboxParams(Base):
+class SandboxParams(Base, frozen=True):
     """Per-candidate isolation and limits."""
 
     isolation: Literal["strict", "best", "minimal"] = "best"
@@ -105,7 +105,7 @@ class SandboxParams(Base):
     """Bytes of captured stdout/stderr kept per candidate."""
 
 
-class Params(Base):
+class Params(Base, frozen=True):
     """How the run is carried out and scored."""
 
     execute: bool = False
@@ -176,7 +176,7 @@ class Params(Base):
             raise ValueError("ray_actors must be >= 1")
 
 
-class RunConfig(Base):
+class RunConfig(Base, frozen=True):
     target: Target = Target()
     params: Params = Params()
 

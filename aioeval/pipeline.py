@@ -352,8 +352,8 @@ async def evaluate(
     pending: list[Candidate] = []
     if resume is not None:
         check_identity(resume.stored, run_record, resume.run_dir)
-        for kept in resume.compact():
-            stats.add(kept)
+        for journaled in resume.compact():
+            stats.add(journaled)
         resume.load_pending()
         skip |= resume.done | set(resume.pending)
         pending = list(resume.pending.values())

@@ -48,9 +48,9 @@ if __name__ == "__main__":
 try:
     from . import harness, layers, protocol
 except ImportError:
-    import harness  # type: ignore[no-redef]
-    import layers  # type: ignore[no-redef]
-    import protocol  # type: ignore[no-redef]
+    import harness  # type: ignore[no-redef,import-not-found]
+    import layers  # type: ignore[no-redef,import-not-found]
+    import protocol  # type: ignore[no-redef,import-not-found]
 
 # Warm the modules candidates commonly import, so each fork gets them free.
 import bisect  # noqa: F401
