@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from .config import RunConfig, load_config
-from .errors import AioevalError
+from .errors import AioevalError, ConfigError
 from .events import Event, GenerationUpdate, ResultReady, RunStarted
 from .pipeline import RunSpec, evaluate
 from .report import print_summary
@@ -26,7 +27,7 @@ from .types import Summary
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--benchmark", required=True, choices=BENCHMARKS)
+    p.add_argument("--benchmark", choices=BENCHMARKS, help="required unless --resume")
     p.add_argument("--config", help="YAML config (target/params)")
     p.add_argument(
         "--set",
@@ -48,9 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="evaluate a model (or the bundled fixture)")
     _common(run)
-    run.add_argument("--platform", default="llm-mock", choices=("llm-mock", "llm-endpoint"))
+    run.add_argument("--platform", default=None, choices=("llm-mock", "llm-endpoint"))
     run.add_argument(
         "--domain", default="llm", choices=("llm",), help="accepted for the seed's CLI"
+    )
+    run.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the run journaled in DIR (its config is reused; --set may adjust it)",
     )
     score = sub.add_parser("score", help="score candidates produced elsewhere")
     _common(score)
@@ -134,7 +140,31 @@ def _config(args: argparse.Namespace) -> RunConfig:
     overrides = list(args.overrides)
     if args.dataset:
         overrides.append(f"params.dataset_path={args.dataset}")
+    if getattr(args, "resume", None) and not args.config:
+        return _resume_config(args, overrides)
     return load_config(args.config, overrides)
+
+
+def _resume_config(args: argparse.Namespace, overrides: list[str]) -> RunConfig:
+    """With --resume, the journaled run's own config and names are the base."""
+    import msgspec
+
+    from .config import _set_dotted, decode_config
+
+    run_json = Path(args.resume) / "run.json"
+    try:
+        stored = msgspec.json.decode(run_json.read_bytes())
+    except (OSError, msgspec.DecodeError) as exc:
+        raise ConfigError(f"{run_json}: cannot read the run to resume: {exc}") from None
+    args.benchmark = args.benchmark or stored.get("benchmark")
+    if args.platform is None:
+        args.platform = stored.get("platform", "llm-mock")
+    if getattr(args, "samples", None) is None and stored.get("samples"):
+        args.samples = stored["samples"]
+    raw = stored.get("config", {})
+    for assignment in overrides:
+        _set_dotted(raw, assignment)
+    return decode_config(raw, str(run_json))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,12 +179,16 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     try:
         cfg = _config(args)
+        resume = getattr(args, "resume", None)
+        if not args.benchmark:
+            raise ConfigError("--benchmark is required (or --resume DIR)")
         spec = RunSpec(
             benchmark=args.benchmark,
-            platform=getattr(args, "platform", "llm-mock"),
+            platform=getattr(args, "platform", None) or "llm-mock",
             config=cfg,
-            out_dir=args.out,
+            out_dir=resume or args.out,
             samples=getattr(args, "samples", None),
+            resume=bool(resume),
         )
     except AioevalError as exc:
         err.print(f"aioeval: error: {exc}", highlight=False, markup=False, soft_wrap=True)
@@ -168,8 +202,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         progress.stop()
+        where = progress.out_dir or "the output folder"
         err.print(
-            f"aioeval: interrupted; results so far are in {progress.out_dir or 'the output folder'}"
+            f"aioeval: interrupted; results so far are journaled in {where}; "
+            f"continue with: aioeval run --resume {where}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
         return 130
     progress.stop()

@@ -34,13 +34,13 @@ from typing import Any
 import anyio
 import msgspec
 import orjson
-from aioeval.sandbox.protocol import Outcome
-from aioeval.suites.base import unwrap_fence
-from aioeval.suites.human_eval import load_problems
 
 from aioeval.config import decode_config
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.pipeline import RunSpec, evaluate
+from aioeval.sandbox.protocol import Outcome
+from aioeval.suites.base import unwrap_fence
+from aioeval.suites.human_eval import load_problems
 from aioeval.types import Summary
 
 PROBLEMS = load_problems()

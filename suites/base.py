@@ -15,10 +15,10 @@ from typing import Protocol
 
 import msgspec
 import orjson
-from aioeval.sandbox.protocol import Outcome
 
 from aioeval.config import Params
 from aioeval.pool import SandboxPool
+from aioeval.sandbox.protocol import Outcome
 from aioeval.types import (
     Candidate,
     Dataset,

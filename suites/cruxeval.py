@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from aioeval.sandbox import plain
 
 from aioeval.config import Params
 from aioeval.errors import InputError
 from aioeval.pool import SandboxPool
+from aioeval.sandbox import plain
 from aioeval.types import Candidate, Dataset, Error, Execution, Failed, Passed, Problem, Verdict
 
 from . import crux_answers as answers

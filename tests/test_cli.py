@@ -10,8 +10,8 @@ from pathlib import Path
 import msgspec
 import orjson
 import pytest
-from aioeval.suites.human_eval import load_problems
 
+from aioeval.suites.human_eval import load_problems
 from aioeval.types import CandidateResult, Summary
 
 

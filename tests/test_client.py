@@ -8,13 +8,13 @@ import socket
 from collections.abc import AsyncIterator
 
 import pytest
-from aioeval.suites.base import Prompt
 
 from aioeval.client import Client, RequestError, parse_completion, request_body
 from aioeval.config import Params, RetryConfig, Target
 from aioeval.credentials import ApiKey, resolve_credentials
 from aioeval.errors import ConfigError, EndpointError
 from aioeval.fake_openai import FakeConfig, FakeOpenAI
+from aioeval.suites.base import Prompt
 
 PROMPT = Prompt(
     messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}],

@@ -9,14 +9,14 @@ from typing import Any
 
 import anyio
 import pytest
-from aioeval.suites import crux_data, get_suite
-from aioeval.suites.cruxeval import CruxEvalI, CruxEvalO
 
 from aioeval.cli import main
 from aioeval.config import Params, RunConfig
 from aioeval.errors import InputError
 from aioeval.pipeline import RunSpec, evaluate
 from aioeval.pool import LocalPool
+from aioeval.suites import crux_data, get_suite
+from aioeval.suites.cruxeval import CruxEvalI, CruxEvalO
 from aioeval.types import Failed, Passed, Problem, Summary
 
 FIXTURE = Path(crux_data.__file__).resolve().parent.parent / "fixtures" / crux_data.FIXTURE

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from aioeval.suites import crux_answers as ca
 
 ASSERT_O = "assert f('ab', 2) == 'abab'"

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aioeval.suites import crux_data, get_suite
 from aiohttp import web
 
 from aioeval.config import Params
 from aioeval.errors import DatasetError, InputError
+from aioeval.suites import crux_data, get_suite
 
 pytestmark = pytest.mark.anyio
 

@@ -15,12 +15,12 @@ import aiohttp
 import anyio
 import msgspec
 import pytest
-from aioeval.suites.human_eval import load_problems
 from aiohttp import web
 
 from aioeval import Event, RunSpec, evaluate
 from aioeval.config import decode_config
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
+from aioeval.suites.human_eval import load_problems
 
 PROBLEMS = load_problems()
 

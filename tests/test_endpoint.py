@@ -15,14 +15,14 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from aioeval.sandbox.protocol import Outcome
-from aioeval.suites.human_eval import load_problems
 
 from aioeval.config import decode_config
 from aioeval.errors import ConfigError, EndpointError
 from aioeval.events import Event, GenerationUpdate
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.pipeline import RunSpec, evaluate
+from aioeval.sandbox.protocol import Outcome
+from aioeval.suites.human_eval import load_problems
 from aioeval.types import Summary
 
 PROBLEMS = load_problems()

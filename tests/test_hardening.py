@@ -19,10 +19,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from aioeval.sandbox.layers import REQUIRED_ROOT, UID_BASE
-from aioeval.sandbox.protocol import Limits, Outcome
 
 from aioeval.pool import LocalPool
+from aioeval.sandbox.layers import REQUIRED_ROOT, UID_BASE
+from aioeval.sandbox.protocol import Limits, Outcome
 
 pytestmark = pytest.mark.anyio
 

@@ -5,12 +5,12 @@ from pathlib import Path
 import anyio
 import orjson
 import pytest
-from aioeval.suites import get_suite
-from aioeval.suites.base import unwrap_fence
-from aioeval.suites.human_eval import build_program, load_problems
 
 from aioeval.config import Params
 from aioeval.errors import InputError
+from aioeval.suites import get_suite
+from aioeval.suites.base import unwrap_fence
+from aioeval.suites.human_eval import build_program, load_problems
 
 
 def test_all_164_problems_load() -> None:

@@ -8,10 +8,10 @@ import time
 
 import anyio
 import pytest
-from aioeval.sandbox import plain
-from aioeval.sandbox.protocol import Limits
 
 from aioeval.pool import LocalPool
+from aioeval.sandbox import plain
+from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio
 

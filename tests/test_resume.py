@@ -12,10 +12,10 @@ from pathlib import Path
 import msgspec
 import orjson
 import pytest
-from aioeval.suites.human_eval import load_problems
 
 from aioeval.errors import InputError
 from aioeval.resume import read_lines
+from aioeval.suites.human_eval import load_problems
 from aioeval.types import CandidateResult, Summary
 
 SLOW_GOOD = "    import time\n    t = time.process_time()\n    while time.process_time() - t < 0.25:\n        pass\n"

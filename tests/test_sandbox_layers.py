@@ -17,10 +17,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from aioeval.sandbox import layers
-from aioeval.sandbox.protocol import Limits
 
 from aioeval.pool import LocalPool
+from aioeval.sandbox import layers
+from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio
 
