@@ -20,12 +20,12 @@ from typing import Any
 
 import anyio
 import pytest
-from aioeval.suites.human_eval import load_problems
 
 from aioeval.config import RunConfig, load_config
 from aioeval.errors import ConfigError, SandboxError
 from aioeval.pipeline import RunSpec, evaluate
 from aioeval.ray_pool import RayPool, plan_actors
+from aioeval.suites.human_eval import load_problems
 from aioeval.types import CandidateResult, Summary
 
 Rows = dict[tuple[str, int], str]
@@ -316,3 +316,114 @@ def test_pool_seam_directly(ray_instance: Any) -> None:
     assert a.status == "passed" and plain.loads(a.value) == {"k": [1, 2.5, None]}
     assert b.status != "passed"  # an early exit is never a pass, on Ray as locally
     assert rtt > 0
+
+
+# -- a head and a second node on this machine, joined by address ------------
+
+DRIVER = """
+import json, os, signal, sys
+import anyio, ray
+from aioeval.config import load_config
+from aioeval.pipeline import RunSpec, evaluate
+from aioeval.ray_pool import RayPool
+
+samples, out, address, victim = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+cfg = load_config(None, ["params.executor=ray", f"params.ray_address={address}", "params.workers=1"])
+seen, pools = [], []
+
+def factory(c):
+    pools.append(RayPool(c))
+    return pools[0]
+
+async def on_result(_r):
+    seen.append(1)
+    if victim and len(seen) == 6:
+        # The whole second node: its raylet (the group ray start leads) and
+        # the actor processes on it (Ray puts each worker in its own group).
+        second = [n["NodeID"] for n in ray.nodes() if "node:__internal_head__" not in n["Resources"]]
+        for a in pools[0]._actors:
+            if a.info.node_id in second:
+                os.kill(a.info.pid, signal.SIGKILL)
+        os.killpg(victim, signal.SIGKILL)
+
+async def go():
+    spec = RunSpec(benchmark="human-eval", config=cfg, out_dir=out, samples=samples)
+    return await evaluate(spec, on_result=on_result, pool_factory=factory)
+
+s = anyio.run(go)
+print(json.dumps({k: getattr(s, k) for k in ("counts", "complete", "actors", "nodes", "infra_retries")}))
+"""
+
+
+def _ray_node(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-c", "from ray.scripts.scripts import main; main()", "start", "--block"]
+    common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
+    return subprocess.Popen(
+        [*cmd, *args, *common],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own group: torn down by pgid, nothing else
+    )
+
+
+@pytest.fixture
+def two_nodes() -> Iterator[tuple[str, int, dict[str, str]]]:
+    """A Ray head and a second node on 127.0.0.1 (1 CPU each); yields the
+    address, the second node's process group and the environment to join."""
+    pytest.importorskip("ray")
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # a throwaway loopback cluster
+    port = _closed_port()
+    address = f"127.0.0.1:{port}"
+    head = _ray_node(["--head", "--port", str(port), "--include-dashboard", "false"], env)
+    procs = [head]
+    try:
+        probe = (
+            "import ray, sys; ray.init(address=sys.argv[1]); "
+            "print(sum(n['Alive'] for n in ray.nodes()))"
+        )
+        worker = _ray_node(["--address", address], env)
+        procs.append(worker)
+        for _ in range(60):
+            out = subprocess.run(
+                [sys.executable, "-c", probe, address],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            if out.stdout.strip() == "2":
+                break
+            anyio.run(anyio.sleep, 1)
+        else:
+            pytest.fail("the two-node Ray cluster did not come up")
+        yield address, worker.pid, env
+    finally:
+        for p in procs:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+
+
+@pytest.mark.ray
+def test_two_nodes_and_a_node_lost_mid_run(
+    tmp_path: Path, two_nodes: tuple[str, int, dict[str, str]]
+) -> None:
+    address, second, env = two_nodes
+    samples = _samples(tmp_path / "s.jsonl", 24, sleep_s=0.15)
+
+    def drive(out: str, victim: int) -> dict[str, Any]:
+        cmd = [sys.executable, "-c", DRIVER, str(samples), out, address, str(victim)]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    both = drive(str(tmp_path / "both"), 0)
+    assert (both["actors"], both["nodes"], both["infra_retries"]) == (2, 2, 0)
+    assert both["complete"] and both["counts"]["passed"] == 24
+
+    lost = drive(str(tmp_path / "lost"), second)
+    assert lost["complete"] and lost["counts"] == both["counts"]
+    assert lost["infra_retries"] >= 1 and lost["nodes"] == 2
