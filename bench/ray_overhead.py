@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from aioeval.sandbox.protocol import Outcome
 
 from aioeval.config import RunConfig, load_config
 from aioeval.events import Event, RunFinished, RunStarted
 from aioeval.pipeline import RunSpec, evaluate
 from aioeval.pool import SandboxPool
 from aioeval.ray_pool import RayPool
+from aioeval.sandbox.protocol import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 CRUX = ROOT.parent / "shared" / "data" / "cruxeval"
@@ -167,7 +167,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     try:
         what, benchmark, samples, sets = workload(tmp)
         t0 = time.perf_counter()
-        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
         ray_init_s = time.perf_counter() - t0
         local_eps: list[float] = []
         ray_eps: list[float] = []

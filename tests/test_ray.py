@@ -1,9 +1,11 @@
 """The sandbox pool on Ray (aioeval/ray_pool.py).
 
 Tests marked ``ray`` start one local Ray instance in this process
-(``ray.init(num_cpus=2)``) and are excluded from the default run; run them
-with ``python -m pytest -m ray tests/test_ray.py``. The unmarked tests need
-no Ray: the core install must work (and fail clearly) without it.
+(``ray.init(address="local", num_cpus=2)``), and one test starts a head plus
+a second node on 127.0.0.1 with ``ray start --block`` in their own process
+groups; they are excluded from the default run: ``python -m pytest -m ray``.
+The unmarked tests need no Ray: the core install must work (and fail
+clearly) without it.
 """
 
 from __future__ import annotations
@@ -171,7 +173,7 @@ def test_local_summary_records_the_executor(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def ray_instance() -> Iterator[Any]:
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
     finally:
