@@ -294,15 +294,11 @@ class RayPool:
         self.batches = 0
         self._actors: list[_Actor] = []
         self._open: _Batch | None = None
-        self._room = anyio.Event()
-        self._respawn_lock = anyio.Lock()
+        self._room: anyio.Event | None = None  # made in start(): needs the event loop
+        self._respawn_lock: anyio.Lock | None = None
         self._respawns_left = 0
         self._owner: _RayOwner | None = None
         self._ray: Any = None
-
-    @classmethod
-    def from_config(cls, cfg: RunConfig) -> RayPool:
-        return cls(cfg)
 
     # -- facts -------------------------------------------------------------
 
@@ -363,6 +359,7 @@ class RayPool:
         ray = self._ray = _import_ray()
         if sniffio.current_async_library() != "asyncio":
             raise ConfigError("params.executor=ray needs the asyncio event loop")
+        self._room, self._respawn_lock = anyio.Event(), anyio.Lock()
         await self._connect(ray)
         try:
             nodes = await anyio.to_thread.run_sync(ray.nodes)
@@ -519,11 +516,17 @@ class RayPool:
                 actor = min(free, key=lambda a: (a.in_flight / a.info.slots, -a.info.slots))
                 actor.in_flight += 1
                 return actor
+            assert self._room is not None
             await self._room.wait()
 
     def _release(self, actor: _Actor) -> None:
         actor.in_flight -= 1
-        self._room.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        """Let every leader waiting for room look again."""
+        if self._room is not None:
+            self._room.set()
         self._room = anyio.Event()
 
     async def _call(self, actor: _Actor, payload: bytes, jobs: int) -> BatchReply:
@@ -556,11 +559,11 @@ class RayPool:
         if actor.alive:
             actor.alive = False
             _kill(self._ray, actor.handle)
-            self._room.set()
-            self._room = anyio.Event()
+            self._wake()
 
     async def _respawn(self) -> None:
         """Every actor is gone: start replacements on the nodes still alive."""
+        assert self._respawn_lock is not None
         async with self._respawn_lock:
             if any(a.alive for a in self._actors):
                 return

@@ -179,7 +179,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             pools: list[RayPool] = []
 
             def factory(cfg: RunConfig, pools: list[RayPool] = pools) -> SandboxPool:
-                pool = RayPool(cfg)
+                pool = RayPool(cfg, depth=args.depth)
                 pools.append(pool)
                 return pool
 
@@ -225,6 +225,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         "cpus": cpus,
         "ray": ray.__version__,
         "rounds": args.rounds,
+        "depth": args.depth,
         "local_eps": round(local_med, 1),
         "ray_eps": round(ray_med, 1),
         "ratio": round(ratio, 3),
@@ -253,5 +254,6 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2, help="runs of each executor")
+    parser.add_argument("--depth", type=int, default=2, help="RayPool depth (jobs per slot)")
     result = anyio.run(main, parser.parse_args())
     sys.stdout.write(json.dumps(result) + "\n")
