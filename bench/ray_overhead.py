@@ -254,6 +254,6 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2, help="runs of each executor")
-    parser.add_argument("--depth", type=int, default=2, help="RayPool depth (jobs per slot)")
+    parser.add_argument("--depth", type=int, default=4, help="RayPool depth (jobs per slot)")
     result = anyio.run(main, parser.parse_args())
     sys.stdout.write(json.dumps(result) + "\n")

@@ -197,7 +197,7 @@ def test_humaneval_on_ray_equals_local(tmp_path: Path, ray_instance: Any) -> Non
     assert remote.counts == local.counts and remote.complete
     assert (remote.executor, remote.actors, remote.nodes) == ("ray", 1, 1)
     assert remote.isolation == local.isolation  # every hardening layer, as locally
-    assert pools[0].batches >= 1 and pools[0].slots == 2 and pools[0].size == 4
+    assert pools[0].batches >= 1 and pools[0].slots == 2 and pools[0].size == 4 * 2
     on_disk = json.loads((tmp_path / "ray" / "summary.json").read_text())
     assert on_disk["executor"] == "ray" and on_disk["actors"] == 1
 
