@@ -35,8 +35,7 @@ from .config import RunConfig, public_config
 from .errors import ConfigError
 from .events import EventHook, ResultReady, RunFinished, RunStarted
 from .journal import Journal
-from .pool import LocalPool, SandboxPool, make_limits
-from .ray_pool import pool_facts
+from .pool import LocalPool, SandboxPool, make_limits, pool_facts
 from .resume import GenerationRecord, ResumeState, check_identity
 from .suites import get_suite
 from .suites.base import Suite, digest_problems

@@ -24,7 +24,7 @@ import tempfile
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -344,3 +344,14 @@ def _remove_cgroups(paths: list[str]) -> None:
                     except OSError:
                         pass
                 time.sleep(0.01)
+
+
+def pool_facts(pool: object) -> dict[str, Any]:
+    """Executor facts for summary.json, from any pool (a LocalPool is one
+    node and no actors)."""
+    return {
+        "executor": getattr(pool, "executor", "local"),
+        "actors": getattr(pool, "actors", 0),
+        "nodes": getattr(pool, "nodes", 1),
+        "infra_retries": getattr(pool, "infra_retries", 0),
+    }

@@ -37,7 +37,6 @@ from typing import Any
 
 import anyio
 import msgspec
-import sniffio
 
 from .config import RunConfig
 from .errors import ConfigError, SandboxError
@@ -358,7 +357,7 @@ class RayPool:
 
     async def start(self) -> None:
         ray = self._ray = _import_ray()
-        if sniffio.current_async_library() != "asyncio":
+        if _async_library() != "asyncio":
             raise ConfigError("params.executor=ray needs the asyncio event loop")
         self._room, self._respawn_lock = anyio.Event(), anyio.Lock()
         await self._connect(ray)
@@ -613,12 +612,10 @@ def _one_line(exc: BaseException) -> str:
     return lines[-1] if lines else type(exc).__name__
 
 
-def pool_facts(pool: object) -> dict[str, Any]:
-    """Executor facts for summary.json, from any pool (a LocalPool is one
-    node and no actors)."""
-    return {
-        "executor": getattr(pool, "executor", "local"),
-        "actors": getattr(pool, "actors", 0),
-        "nodes": getattr(pool, "nodes", 1),
-        "infra_retries": getattr(pool, "infra_retries", 0),
-    }
+def _async_library() -> str:
+    """The running async library's name, without a sniffio dependency."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return "other"
+    return "asyncio"
