@@ -241,11 +241,15 @@ class _RayOwner(threading.Thread):
     def run(self) -> None:
         local = self.address in (None, "local")
         try:
+            # A local instance stays on loopback: nothing of it listens on
+            # the machine's public addresses.
+            extra = {"_node_ip_address": "127.0.0.1"} if local else {}
             self.ray.init(
                 address=self.address or "local",
                 include_dashboard=False if local else None,
                 log_to_driver=False,
                 logging_level=logging.WARNING,
+                **extra,
             )
         except BaseException as exc:
             self.error = exc

@@ -173,7 +173,13 @@ def test_local_summary_records_the_executor(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def ray_instance() -> Iterator[Any]:
     ray = pytest.importorskip("ray")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _node_ip_address="127.0.0.1",
+    )
     try:
         yield ray
     finally:
