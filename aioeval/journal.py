@@ -10,15 +10,19 @@ disk flush per candidate.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from .errors import InputError
 from .types import CandidateResult
+
+log = logging.getLogger("aioeval.journal")
 
 
 class Journal:
@@ -62,19 +66,31 @@ class Journal:
         self.close()
 
 
-def read_journal(path: Path) -> Iterator[CandidateResult]:
-    """Read a journal back. A truncated last line (a crash mid-write) is
-    skipped; a bad line anywhere else is an error naming it."""
-    decoder = msgspec.json.Decoder(CandidateResult)
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    last = len(lines)
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            yield decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            if lineno == last and not data.endswith(b"\n"):
-                return  # the crash case: an unfinished final record
-            raise InputError(f"{path}:{lineno}: corrupt journal line: {exc}") from None
+def read_lines(path: Path, decoder: msgspec.json.Decoder[Any]) -> Iterator[Any]:
+    """Stream a JSONL journal. A truncated final line (a crash mid-write: the
+    only line that can lack its newline) is skipped with a warning; a bad
+    line anywhere else is an error naming FILE:LINE. A missing file is empty."""
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield decoder.decode(line)
+            except msgspec.DecodeError as exc:
+                if not line.endswith(b"\n"):
+                    log.warning(
+                        "%s:%d: dropping a truncated final record (crash mid-write)", path, lineno
+                    )
+                    return
+                raise InputError(f"{path}:{lineno}: corrupt journal line: {exc}") from None
+
+
+def read_results(path: Path) -> Iterator[CandidateResult]:
+    """The verdicts of a results.jsonl journal, streamed."""
+    return read_lines(path, msgspec.json.Decoder(CandidateResult))

@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from .errors import ConfigError, InputError
+from .journal import read_lines, read_results
 from .types import Candidate, CandidateResult
 
 log = logging.getLogger("aioeval.resume")
@@ -87,27 +88,6 @@ def check_identity(stored: dict[str, Any], current: dict[str, Any], run_dir: Pat
             )
 
 
-def read_lines(path: Path, decoder: msgspec.json.Decoder[Any]) -> Iterator[Any]:
-    """Decode a JSONL journal; tolerate (and log) a truncated final line,
-    fail on corruption anywhere else with the line number."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            yield decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            if lineno == len(lines) and not data.endswith(b"\n"):
-                log.warning(
-                    "%s:%d: dropping a truncated final record (crash mid-write)", path, lineno
-                )
-                return
-            raise InputError(f"{path}:{lineno}: corrupt journal line: {exc}") from None
-
-
 class ResumeState:
     """What a previous attempt left: verdicts to keep and completions to judge."""
 
@@ -132,7 +112,7 @@ class ResumeState:
         enc = msgspec.json.Encoder()
         seen: set[tuple[str, int]] = set()
         with tmp.open("wb") as out:
-            for r in read_lines(path, msgspec.json.Decoder(CandidateResult)):
+            for r in read_results(path):
                 key = (r.problem_id, r.sample_index)
                 if r.status == "infra_error":
                     self.dropped_infra += 1

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from .errors import InputError
+from .journal import read_results
 from .summary import RunStats
 from .types import CandidateResult, DatasetInfo, Summary
 
@@ -105,23 +106,10 @@ def load_runs(path: Path | str) -> dict[str, RunDir]:
 
 
 def iter_results(path: Path) -> Iterator[CandidateResult]:
-    """Stream results.jsonl. A truncated final line (the engine was killed
-    mid-write) is skipped; a bad line anywhere else names FILE:LINE."""
-    decoder = msgspec.json.Decoder(CandidateResult)
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield decoder.decode(line)
-            except msgspec.DecodeError as exc:
-                if not line.endswith(b"\n"):
-                    return  # only the last line can lack its newline: a crash mid-write
-                raise InputError(f"{path}:{lineno}: bad result line: {exc}") from None
+    """Stream results.jsonl (see ``journal.read_lines`` for the crash rules)."""
+    if not path.exists():
+        raise InputError(f"{path}: cannot read: No such file or directory")
+    return read_results(path)
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):

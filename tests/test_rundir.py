@@ -66,7 +66,7 @@ def test_bad_line_names_file_and_line(tmp_path: Path) -> None:
     with (run / "results.jsonl").open("ab") as fh:
         fh.write(b"not json\n")
         fh.write(msgspec.json.encode(result("p", 1, "passed")) + b"\n")
-    with pytest.raises(InputError, match=r"results\.jsonl:2: bad result line"):
+    with pytest.raises(InputError, match=r"results\.jsonl:2: corrupt journal line"):
         list(iter_results(run / "results.jsonl"))
 
 
