@@ -15,7 +15,16 @@ from typing import Any
 
 import anyio
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from .config import RunConfig, load_config
 from .errors import AioevalError, ConfigError
@@ -75,6 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _RateColumn(ProgressColumn):
+    """Items per second of a task (generation or execution)."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.0f}/s" if speed else "-/s", style="progress.data.speed")
+
+
 class _Progress:
     """Renders library events with rich, on stderr, only for a terminal."""
 
@@ -101,6 +118,7 @@ class _Progress:
                     TextColumn("[bold]{task.description}"),
                     BarColumn(),
                     MofNCompleteColumn(),
+                    _RateColumn(),
                     TextColumn("{task.fields[info]}"),
                     TimeRemainingColumn(),
                     console=self.console,
@@ -109,7 +127,11 @@ class _Progress:
                 self.progress.start()
                 self.total = event.total
                 self.task = self.progress.add_task(event.benchmark, total=event.total, info="")
-                self.console.print(f"journal: {event.out_dir}/results.jsonl")
+                self.console.print(
+                    f"journal: {event.out_dir}/results.jsonl "
+                    f"(if interrupted: aioeval run --resume {event.out_dir})",
+                    highlight=False,
+                )
         elif isinstance(event, ResultReady):
             self.done += 1
             self.passed += event.result.status == "passed"
