@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +34,9 @@ class Journal:
         self._last_sync = time.monotonic()
         self.lines = 0
 
-    def write(self, result: CandidateResult) -> None:
-        self._append(self._enc.encode(result) + b"\n")
-
-    def write_generation(self, record: msgspec.Struct) -> None:
-        self._append(self._enc.encode(record) + b"\n")
-
-    def _append(self, data: bytes) -> None:
-        view = memoryview(data)
+    def write(self, record: msgspec.Struct) -> None:
+        """Append one record (a result, or a generation in generations.jsonl)."""
+        view = memoryview(self._enc.encode(record) + b"\n")
         while view:
             n = os.write(self._fd, view)
             view = view[n:]
@@ -89,6 +84,20 @@ def read_lines(path: Path, decoder: msgspec.json.Decoder[Any]) -> Iterator[Any]:
                     )
                     return
                 raise InputError(f"{path}:{lineno}: corrupt journal line: {exc}") from None
+
+
+def rewrite_journal(path: Path, results: Iterable[CandidateResult]) -> None:
+    """Replace a journal with ``results`` atomically (temp file, fsync,
+    rename), so a crash mid-rewrite leaves the old journal whole. ``results``
+    may stream from the file being replaced."""
+    tmp = path.with_name(path.name + ".rewrite")
+    enc = msgspec.json.Encoder()
+    with tmp.open("wb") as out:
+        for r in results:
+            out.write(enc.encode(r) + b"\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
 
 
 def read_results(path: Path) -> Iterator[CandidateResult]:

@@ -18,7 +18,7 @@ import hashlib
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -34,9 +34,10 @@ from anyio.streams.memory import (
 from .config import RunConfig, public_config
 from .errors import ConfigError
 from .events import EventHook, ResultReady, RunFinished, RunStarted
-from .journal import Journal
-from .pool import LocalPool, SandboxPool, make_limits, pool_facts
+from .journal import Journal, read_results, rewrite_journal
+from .pool import LocalPool, SandboxPool, pool_facts
 from .resume import GenerationRecord, ResumeState, check_identity
+from .sandbox.protocol import Limits
 from .suites import get_suite
 from .suites.base import Suite, digest_problems
 from .summary import RunStats
@@ -96,8 +97,6 @@ def identify(dataset: Dataset, cfg: RunConfig) -> DatasetInfo:
     version, digest = dataset.version, dataset.digest
     retry = cfg.params.retry
     if retry is not None:
-        import hashlib
-
         version += "+retry"
         digest = hashlib.sha256(
             f"{digest}|retry:{retry.max_attempts}:{retry.backoff_base_s}:{retry.backoff_max_s}".encode()
@@ -136,8 +135,8 @@ def write_json_atomic(path: Path, obj: object) -> None:
 
 def local_pool(cfg: RunConfig) -> SandboxPool:
     sb = cfg.params.sandbox
-    limits = make_limits(
-        timeout_s=cfg.params.timeout_s,
+    limits = Limits(
+        cpu_s=cfg.params.timeout_s,
         wall_s=cfg.wall_timeout_s,
         memory_mb=sb.memory_mb,
         fsize_mb=sb.fsize_mb,
@@ -266,11 +265,9 @@ async def _run_stages(
         tg.start_soon(write)
 
 
-def iter_producer(items: Iterable[Candidate], skip: set[tuple[str, int]] | None = None) -> Producer:
+def iter_producer(items: Iterable[Candidate]) -> Producer:
     async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
         for cand in items:
-            if skip and (cand.problem_id, cand.sample_index) in skip:
-                continue
             await send.send(WorkItem(candidate=cand))
 
     return produce
@@ -316,7 +313,7 @@ async def evaluate(
         total = len(replay_results)
     elif mode == "reference":
         cands = reference_candidates(suite, dataset)
-        producer, total = iter_producer(cands, skip), len(cands)
+        producer, total = iter_producer(cands), len(cands)
     elif mode == "score":
         assert spec.samples is not None
         cands = list(suite.read_samples(Path(spec.samples), dataset))
@@ -329,7 +326,7 @@ async def evaluate(
                 digest=digest_problems(kept),
                 problems=kept,
             )
-        producer, total = iter_producer(cands, skip), len(cands)
+        producer, total = iter_producer(cands), len(cands)
     else:
         from .generate import endpoint_producer
 
@@ -351,8 +348,7 @@ async def evaluate(
     pending: list[Candidate] = []
     if resume is not None:
         check_identity(resume.stored, run_record, resume.run_dir)
-        for journaled in resume.compact():
-            stats.add(journaled)
+        resume.compact(stats.add)
         resume.load_pending()
         skip |= resume.done | set(resume.pending)
         pending = list(resume.pending.values())
@@ -491,7 +487,7 @@ class _JournalingSend:
         if key in self._skip:
             return False
         if self._journal is not None and item.verdict is None:
-            self._journal.write_generation(GenerationRecord(candidate=item.candidate))
+            self._journal.write(GenerationRecord(candidate=item.candidate))
         return True
 
     async def send(self, item: WorkItem) -> None:
@@ -549,19 +545,17 @@ async def _recheck(judge: Judge, journal: Journal, stats: RunStats, out: Path) -
         return 0
     journal.close()
     path = out / "results.jsonl"
-    dec = msgspec.json.Decoder(CandidateResult)
-    enc = msgspec.json.Encoder()
-    tmp = path.with_name("results.jsonl.recheck")
-    with path.open("rb") as src, tmp.open("wb") as dst:
-        for line in src:
-            r = dec.decode(line)
+
+    def merged() -> Iterator[CandidateResult]:
+        for r in read_results(path):
             new = replaced.get((r.problem_id, r.sample_index))
             if new is not None:
                 stats.remove(r)
                 stats.add(new)
                 r = new
-            dst.write(enc.encode(r) + b"\n")
-    os.replace(tmp, path)
+            yield r
+
+    rewrite_journal(path, merged())
     return len(replaced)
 
 

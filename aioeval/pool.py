@@ -302,27 +302,6 @@ class LocalPool:
                 shutil.rmtree(self.work_root, ignore_errors=True)
 
 
-def make_limits(
-    *,
-    timeout_s: float,
-    wall_s: float,
-    memory_mb: int,
-    fsize_mb: int,
-    nofile: int,
-    output_tail: int,
-    disk_mb: int = 256,
-) -> Limits:
-    return Limits(
-        cpu_s=timeout_s,
-        wall_s=wall_s,
-        memory_mb=memory_mb,
-        fsize_mb=fsize_mb,
-        nofile=nofile,
-        output_tail=output_tail,
-        disk_mb=disk_mb,
-    )
-
-
 def _remove_cgroups(paths: list[str]) -> None:
     """Remove a dead template's cgroups, killing anything still inside."""
     for path in reversed(paths):

@@ -18,15 +18,14 @@ appended, so the final results.jsonl holds each (problem, sample) once.
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from .errors import ConfigError, InputError
-from .journal import read_lines, read_results
+from .journal import read_lines, read_results, rewrite_journal
 from .types import Candidate, CandidateResult
 
 log = logging.getLogger("aioeval.resume")
@@ -105,14 +104,12 @@ class ResumeState:
         self.dropped_infra = 0
         self.pending: dict[tuple[str, int], Candidate] = {}
 
-    def compact(self) -> Iterator[CandidateResult]:
-        """Rewrite results.jsonl keeping final verdicts; yield each kept one."""
-        path = self.run_dir / "results.jsonl"
-        tmp = path.with_name("results.jsonl.compact")
-        enc = msgspec.json.Encoder()
+    def compact(self, on_kept: Callable[[CandidateResult], None]) -> None:
+        """Rewrite results.jsonl keeping final verdicts, each passed to ``on_kept``."""
         seen: set[tuple[str, int]] = set()
-        with tmp.open("wb") as out:
-            for r in read_results(path):
+
+        def final() -> Iterator[CandidateResult]:
+            for r in read_results(self.run_dir / "results.jsonl"):
                 key = (r.problem_id, r.sample_index)
                 if r.status == "infra_error":
                     self.dropped_infra += 1
@@ -120,12 +117,11 @@ class ResumeState:
                 if key in seen:
                     continue
                 seen.add(key)
-                out.write(enc.encode(r) + b"\n")
                 self.kept += 1
+                on_kept(r)
                 yield r
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
+
+        rewrite_journal(self.run_dir / "results.jsonl", final())
         self.done = seen
 
     def load_pending(self) -> None:
