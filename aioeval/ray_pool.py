@@ -41,7 +41,7 @@ import msgspec
 from .config import RunConfig
 from .errors import ConfigError, SandboxError
 from .pool import LocalPool
-from .sandbox.protocol import Outcome
+from .sandbox.protocol import Outcome, Program, Task
 
 CONNECT_TIMEOUT_S = 60.0
 """Longest wait for ray.init to join or start a cluster (it can hang for minutes)."""
@@ -49,11 +49,6 @@ PREFLIGHT_TIMEOUT_S = 5.0
 """TCP connect probe of a cluster address before handing it to Ray."""
 START_TIMEOUT_S = 120.0
 """Longest wait for the actors to be placed and their templates to answer."""
-
-
-class BatchJob(msgspec.Struct, frozen=True, array_like=True):
-    program: str
-    value_expr: str | None = None
 
 
 class BatchReply(msgspec.Struct, frozen=True, array_like=True):
@@ -72,7 +67,7 @@ class ActorInfo(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
 
 
 _encoder = msgspec.msgpack.Encoder()
-_jobs_decoder = msgspec.msgpack.Decoder(list[BatchJob])
+_jobs_decoder = msgspec.msgpack.Decoder(list[Task])
 _reply_decoder = msgspec.msgpack.Decoder(BatchReply)
 _info_decoder = msgspec.msgpack.Decoder(ActorInfo)
 
@@ -117,8 +112,8 @@ class SandboxActor:
         jobs = _jobs_decoder.decode(payload)
         outcomes: list[Outcome | None] = [None] * len(jobs)
 
-        async def one(i: int, job: BatchJob) -> None:
-            outcomes[i] = await pool.run(job.program, job.value_expr)
+        async def one(i: int, job: Task) -> None:
+            outcomes[i] = await pool.execute(job)
 
         async with anyio.create_task_group() as tg:
             for i, job in enumerate(jobs):
@@ -147,7 +142,7 @@ class _Batch:
     """Jobs collected by one leader; callers wait on ``done``."""
 
     def __init__(self) -> None:
-        self.jobs: list[BatchJob] = []
+        self.jobs: list[Task] = []
         self.outcomes: list[Outcome] = []
         self.full = anyio.Event()
         self.done = anyio.Event()
@@ -452,13 +447,17 @@ class RayPool:
 
     # -- dispatch ----------------------------------------------------------
 
-    async def run(self, program: str, value_expr: str | None = None) -> Outcome:
+    async def run(self, program: str) -> Outcome:
+        """Run one program in the official single-process model (`Program`)."""
+        return await self.execute(Program(program=program))
+
+    async def execute(self, task: Task) -> Outcome:
         batch = self._open
         leader = batch is None
         if batch is None:
             batch = self._open = _Batch()
         index = len(batch.jobs)
-        batch.jobs.append(BatchJob(program, value_expr))
+        batch.jobs.append(task)
         if len(batch.jobs) >= (self.batch_max or 1):
             if self._open is batch:
                 self._open = None

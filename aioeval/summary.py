@@ -17,7 +17,7 @@ from typing import Literal
 
 from .config import RunConfig
 from .metrics import pass_at_k, percentile, reportable_ks
-from .types import CandidateResult, Measurement
+from .types import CandidateResult, Dataset, Measurement
 
 Klass = Literal["deterministic", "environmental"]
 
@@ -104,14 +104,16 @@ class RunStats:
             if v[0] > 0
         }
 
-    def measurements(self, cfg: RunConfig) -> list[Measurement]:
+    def measurements(self, cfg: RunConfig, *, comparable: bool = True) -> list[Measurement]:
+        """``comparable``: the run covers its whole dataset with a verdict for
+        every sample (see `coverage_notes`); pass@k is official only then."""
         b = self.benchmark
         out: list[Measurement] = []
         counts = self.pass_counts()
         crux_official = b.startswith("cruxeval") and cfg.params.scoring == "official"
         # Strict CRUXEval scoring is stricter than the upstream evaluator, so
         # its pass@k is not comparable with published (official) figures.
-        pass_official = crux_official or not b.startswith("cruxeval")
+        pass_official = comparable and (crux_official or not b.startswith("cruxeval"))
         scored = self.official_crux_counts() if crux_official else counts
         estimate = _upstream_pass_at_k if crux_official else pass_at_k
 
@@ -160,3 +162,30 @@ def _upstream_pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return pass_at_k(n, c, k)
+
+
+def coverage_notes(
+    dataset: Dataset, stats: RunStats, incomplete: dict[str, int]
+) -> tuple[bool, list[str]]:
+    """Is pass@k comparable with figures over the whole dataset? And notes
+    saying what the run covers when it is not.
+
+    Not comparable: samples missing a verdict (infra errors), problems the
+    samples (or ``params.limit``) leave out, problems with no verdict at all.
+    """
+    notes: list[str] = []
+    full = dataset.full_size or dataset.size
+    scored = len(stats.pass_counts())
+    samples = stats.candidates - sum(incomplete.values())
+    if incomplete:
+        notes.append(
+            f"incomplete: {sum(incomplete.values())} samples have no verdict "
+            f"({', '.join(f'{k}: {v}' for k, v in sorted(incomplete.items()))}); "
+            f"pass@k is over the {samples} that do and is not official"
+        )
+    if scored < full:
+        notes.append(
+            f"coverage: verdicts for {scored} of the dataset's {full} problems "
+            f"({samples} samples); pass@k is over those {scored} only and is not official"
+        )
+    return not notes, notes

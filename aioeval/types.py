@@ -29,6 +29,8 @@ class Dataset(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     digest: str
     problems: list[Problem]
+    full_size: int | None = None
+    """Problems in the dataset before ``params.limit`` cut it (None: nothing cut)."""
 
     @property
     def size(self) -> int:

@@ -6,10 +6,18 @@ interpreter start. Everything here runs after the fork and before or around
 the candidate's code; it must not return to the template's loop (it always
 ends in ``os._exit``).
 
-The report channel is a pipe only the template reads. A message starts with
-the template's secret plus the job id, so text the candidate prints (it goes
-to a capped memfd, not to this pipe) can never be a pass. A pass is written
-only after the program, and with it the problem's check, returned.
+Per task (see `protocol`):
+
+- ``Program``: run it; a pass is a message on a private pipe that starts
+  with the template's secret, written only after the program returned.
+  Printed text goes to a capped memfd and can never be a pass; a candidate
+  that digs the secret out of its own interpreter can forge one, which is why
+  this model is only the official-compatibility mode.
+- ``Call``: run trusted code and return one call's value as plain data.
+- ``Serve``: run the candidate's program, then answer the verifier's calls
+  on the job's channel until it hangs up. Nothing this child sends can be a
+  pass by itself: the verifier runs the test, the template reports how the
+  child ended, and the engine combines the two.
 """
 
 from __future__ import annotations
@@ -22,9 +30,12 @@ import sys
 from collections.abc import Callable, Mapping
 
 try:
-    from . import plain
+    from . import plain, protocol
 except ImportError:  # loaded as a top-level module inside the template
     import plain  # type: ignore[no-redef,import-not-found]
+    import protocol  # type: ignore[no-redef,import-not-found]
+
+import msgspec
 
 PASSED = b"P"
 FAILED = b"F"
@@ -32,11 +43,26 @@ ERROR = b"E"
 VALUE = b"V"
 LEN = struct.Struct("<I")
 
+# Bound before any candidate code runs, so rebinding builtins or os
+# functions from the candidate's program does not change this harness.
 _write = os.write
+_read = os.read
 _exit = os._exit
 _BaseException = BaseException
+_Exception = Exception
 _type = type
 _str = str
+_exec = exec
+_eval = eval
+_compile = compile
+_len = len
+_frame_encoder = msgspec.msgpack.Encoder()
+_call_args = msgspec.msgpack.Decoder(protocol.CallArgs)
+
+
+def _encode_frame(msg: object) -> bytes:
+    body = _frame_encoder.encode(msg)
+    return LEN.pack(_len(body)) + body
 
 
 def _reason(exc: BaseException) -> str:
@@ -44,12 +70,18 @@ def _reason(exc: BaseException) -> str:
     try:
         text = f"{_type(exc).__name__}: {_str(exc)}"
     except BaseException:
-        text = _type(exc).__name__
+        try:
+            text = _type(exc).__name__
+        except BaseException:
+            text = "exception"
     return text[:500]
 
 
 def _send(fd: int, token: bytes, kind: bytes, payload: bytes) -> None:
-    data = token + kind + LEN.pack(len(payload)) + payload
+    _write_all(fd, token + kind + LEN.pack(len(payload)) + payload)
+
+
+def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         n = _write(fd, view)
@@ -76,18 +108,17 @@ def apply_limits(
 
 def child_main(
     *,
-    program: str,
-    value_expr: str | None,
+    task: object,
     token: bytes,
     result_fd: int,
     out_fd: int,
     workdir: str,
     env: Mapping[str, str] | None,
     limits: Mapping[str, float | int | None],
-    pre_exec: list[object] | None = None,
+    channel_fd: int | None = None,
     confine: Callable[[], None] | None = None,
 ) -> None:
-    """Isolate this freshly forked process, run the program, report, exit.
+    """Isolate this freshly forked process, run the task, report, exit.
 
     ``confine`` applies the per-child half of the template's isolation layers
     (uid drop, Landlock; see ``layers``); it runs after the child has its
@@ -95,65 +126,185 @@ def child_main(
     it can still use descriptors the template prepared.
     """
     try:
-        os.setsid()
-        # Signal dispositions are inherited from the template, which leaves
-        # Python's defaults alone, so nothing needs resetting here.
-        devnull = os.open("/dev/null", os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_fd, 1)
-        os.dup2(out_fd, 2)
-        os.chdir(workdir)
-        if confine is not None:
-            confine()
-        keep = result_fd
-        os.closerange(3, keep)
-        os.closerange(keep + 1, 65536)
-        for hook in pre_exec or ():
-            hook()  # type: ignore[operator]
-        if env is not None:
-            # The template normally installs the candidates' environment in
-            # itself once (HOME/TMPDIR included), which saves rebuilding
-            # os.environ in every child.
-            os.environ.clear()
-            os.environ.update(env)
-            os.environ["HOME"] = workdir
-            os.environ["TMPDIR"] = workdir
-        # The random module is not reseeded: like the official harnesses'
-        # forked checks, every candidate starts from the same state, so a
-        # candidate that uses random gets the same verdict every run.
-        apply_limits(
-            cpu_s=float(limits["cpu_s"] or 1),
-            memory_mb=int(limits["memory_mb"] or 0),
-            fsize_mb=int(limits["fsize_mb"] or 1),
-            nofile=int(limits["nofile"] or 64),
-            nproc=None if limits.get("nproc") is None else int(limits["nproc"] or 0),
-        )
+        _isolate(result_fd, out_fd, workdir, env, limits, channel_fd, confine)
     except BaseException as exc:
         _send(result_fd, token, ERROR, f"sandbox setup failed: {_reason(exc)}".encode())
         _exit(71)
+    if isinstance(task, protocol.Serve):
+        assert channel_fd is not None
+        os.close(result_fd)  # nothing on that pipe counts for a served job
+        _serve(task, channel_fd)
+    elif isinstance(task, protocol.Call):
+        _call(task, token, result_fd)
+    else:
+        assert isinstance(task, protocol.Program)
+        _program(task.program, token, result_fd)
 
+
+def _isolate(
+    result_fd: int,
+    out_fd: int,
+    workdir: str,
+    env: Mapping[str, str] | None,
+    limits: Mapping[str, float | int | None],
+    channel_fd: int | None,
+    confine: Callable[[], None] | None,
+) -> None:
+    os.setsid()
+    # Signal dispositions are inherited from the template, which leaves
+    # Python's defaults alone, so nothing needs resetting here.
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    os.chdir(workdir)
+    if confine is not None:
+        confine()
+    keep = sorted(fd for fd in (result_fd, channel_fd) if fd is not None)
+    low = 3
+    for fd in keep:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+    if env is not None:
+        # The template normally installs the candidates' environment in
+        # itself once (HOME/TMPDIR included), which saves rebuilding
+        # os.environ in every child.
+        os.environ.clear()
+        os.environ.update(env)
+        os.environ["HOME"] = workdir
+        os.environ["TMPDIR"] = workdir
+    # The random module is not reseeded: the template seeded it once, so
+    # every candidate starts from the same state and gets the same verdict
+    # on every run (the verifier resets the tests' state the same way).
+    apply_limits(
+        cpu_s=float(limits["cpu_s"] or 1),
+        memory_mb=int(limits["memory_mb"] or 0),
+        fsize_mb=int(limits["fsize_mb"] or 1),
+        nofile=int(limits["nofile"] or 64),
+        nproc=None if limits.get("nproc") is None else int(limits["nproc"] or 0),
+    )
+
+
+def _program(program: str, token: bytes, result_fd: int) -> None:
     try:
-        code = compile(program, "<candidate>", "exec")
+        code = _compile(program, "<candidate>", "exec")
     except BaseException as exc:
         _send(result_fd, token, ERROR, _reason(exc).encode("utf-8", "replace"))
         _exit(0)
-
     # Globals start empty, exactly as the official harnesses exec programs.
     scope: dict[str, object] = {}
     try:
-        exec(code, scope)
-        payload = b""
-        kind = PASSED
-        if value_expr is not None:
-            kind = VALUE
-            payload = plain.dumps(eval(value_expr, scope))
+        _exec(code, scope)
     except _BaseException as exc:
         _flush()
         _send(result_fd, token, FAILED, _reason(exc).encode("utf-8", "replace"))
         _exit(0)
     _flush()
-    _send(result_fd, token, kind, payload)
+    _send(result_fd, token, PASSED, b"")
     _exit(0)
+
+
+def _call(task: protocol.Call, token: bytes, result_fd: int) -> None:
+    """Trusted code only: the problem's own program, called with data."""
+    scope: dict[str, object] = {}
+    try:
+        _exec(_compile(task.program, "<problem>", "exec"), scope)
+        fn = scope[task.entry]
+        if task.args_source is not None:
+            scope["__aioeval_fn__"] = fn
+            value = _eval(f"__aioeval_fn__({task.args_source})", scope)
+        else:
+            args, kwargs = plain.loads(task.args)
+            value = fn(*args, **kwargs)  # type: ignore[operator]
+        payload = plain.dumps(value)
+    except _BaseException as exc:
+        _flush()
+        _send(result_fd, token, FAILED, _reason(exc).encode("utf-8", "replace"))
+        _exit(0)
+    _flush()
+    _send(result_fd, token, VALUE, payload)
+    _exit(0)
+
+
+def _serve(task: protocol.Serve, channel: int) -> None:
+    """Run the candidate's program, then answer calls until the verifier
+    hangs up. Whatever happens, this child's word is only data."""
+    scope: dict[str, object] = {}
+    try:
+        code = _compile(task.program, "<candidate>", "exec")
+    except _BaseException as exc:
+        _reply(channel, protocol.LoadFailed(status="error", reason=_reason(exc)))
+        _exit(0)
+    try:
+        _exec(code, scope)
+    except _BaseException as exc:
+        _flush()
+        _reply(channel, protocol.LoadFailed(status="failed", reason=_reason(exc)))
+        _exit(0)
+    _reply(channel, protocol.Loaded())
+    reader = _Frames(channel)
+    while True:
+        frame = reader.next()
+        if frame is None:
+            _flush()
+            _exit(0)
+        try:
+            args, kwargs = plain.loads(_call_args.decode(frame).args)
+            fn = scope.get(task.entry)
+            if fn is None:
+                raise NameError(f"name {task.entry!r} is not defined")
+            reply: object = protocol.Returned(value=plain.dumps(fn(*args, **kwargs)))  # type: ignore[operator]
+        except _BaseException as exc:
+            reply = _raised(exc)
+        _reply(channel, reply)
+
+
+def _raised(exc: BaseException) -> protocol.Raised:
+    try:
+        name = _str(_type(exc).__name__)
+    except BaseException:
+        name = "Exception"
+    reason = _reason(exc)
+    prefix = name + ": "
+    message = reason[len(prefix) :] if reason.startswith(prefix) else reason
+    return protocol.Raised(type_name=name[:100], message=message)
+
+
+def _reply(channel: int, msg: object) -> None:
+    try:
+        _write_all(channel, _encode_frame(msg))
+    except OSError:
+        _exit(0)  # the verifier hung up
+
+
+class _Frames:
+    """Length-prefixed frames from the verifier (trusted, but bounded anyway)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+
+    def _fill(self, n: int) -> bool:
+        while _len(self.buf) < n:
+            try:
+                chunk = _read(self.fd, 1 << 16)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            self.buf += chunk
+        return True
+
+    def next(self) -> bytes | None:
+        if not self._fill(LEN.size):
+            return None
+        (size,) = LEN.unpack_from(self.buf)
+        if size > protocol.MAX_FRAME or not self._fill(LEN.size + size):
+            return None
+        frame = self.buf[LEN.size : LEN.size + size]
+        self.buf = self.buf[LEN.size + size :]
+        return frame
 
 
 def _flush() -> None:

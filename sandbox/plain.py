@@ -1,41 +1,63 @@
-"""Plain-data encoding of Python values, for judging outside the candidate.
+"""Plain data: the only thing that crosses from a candidate's process to a judge.
 
-A value computed in the candidate's process is only trusted as data: the
-child converts it to a tagged tree made of exact builtin types (no
-subclasses, no custom ``__eq__``) and the engine rebuilds and compares it.
-Anything else (an object, a subclass of int, a generator) cannot be encoded
-and the candidate fails. Scalars go through as msgpack scalars; containers
-become ``[tag, items]`` lists, which is unambiguous because a bare list is
-never a scalar.
+A value computed where candidate code runs is trusted only as data. The
+sending side converts it to a tagged tree made of exact builtin types (no
+subclasses, no custom ``__eq__``, no code); the receiving side (the verifier,
+or the engine) rebuilds fresh builtin objects from it, so whatever the
+candidate's objects would have done when compared, hashed or printed never
+happens on the judging side.
 
-Used on both sides: by the harness in the child (``to_plain``) and by the
-engine (``from_plain``). It imports nothing but msgspec.
+Accepted: ``None``, ``bool``, ``int`` (any size), ``float``, ``complex``,
+``str``, ``bytes``, ``list``, ``tuple``, ``set``, ``frozenset``, ``dict``,
+``range``; dicts of the ``collections`` module (``OrderedDict``,
+``defaultdict``, ``Counter``) arrive as ``dict``, which compares the way
+they do; an iterator or generator is drained (up to the node limit) and
+arrives as an iterator over its items. Anything else (an object, a subclass
+of int or str, a function) is `NotPlain`, so the candidate fails.
+
+Scalars go through as msgpack scalars; everything else becomes a
+``[tag, ...]`` list, which is unambiguous because a bare list is never a
+scalar. Both sides bound size and depth. Imports nothing but msgspec and the
+standard library, so the sandbox can load it without the engine.
 """
 
 from __future__ import annotations
 
+import collections
+import collections.abc
+import reprlib
 from typing import Any
 
 import msgspec
 
 MAX_DEPTH = 100
 MAX_NODES = 1_000_000
+MAX_BYTES = 16 * 1024 * 1024
+"""Largest encoded value accepted from an untrusted process."""
 
 # Bound at import time, before any candidate code runs in a forked child, so
 # rebinding builtins.type or builtins.len later does not change the encoder.
 _type = type
 _len = len
-_str = str
 _int = int
 _float = float
 _complex = complex
-_sorted = sorted
 _repr = repr
+_iter = iter
+_next = next
+_isinstance = isinstance
+_StopIteration = StopIteration
 _ExactTypes = (bool, int, float, str, bytes, type(None))
+_DictLike = (collections.OrderedDict, collections.defaultdict, collections.Counter)
+_Iterator = collections.abc.Iterator
 
 
 class NotPlain(Exception):
     """The value is not plain builtin data."""
+
+
+def _int_bytes(v: int) -> bytes:
+    return v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
 
 
 def to_plain(value: object) -> object:
@@ -47,12 +69,12 @@ def to_plain(value: object) -> object:
         if count[0] > MAX_NODES or depth > MAX_DEPTH:
             raise NotPlain("value too large or too deeply nested")
         t = _type(v)
-        if t is bool or t is _str or t is bytes or v is None:
+        if t is bool or t is str or t is bytes or v is None:
             return v
         if t is _int:
             if -(2**63) <= v < 2**63:  # type: ignore[operator]
                 return v
-            return ["i", _str(v)]
+            return ["i", _int_bytes(v)]  # type: ignore[arg-type]
         if t is _float:
             return ["F", _repr(v)] if v != v else v  # keep nan distinguishable
         if t is _complex:
@@ -65,11 +87,21 @@ def to_plain(value: object) -> object:
             return ["s", [conv(x, depth + 1) for x in v]]  # type: ignore[attr-defined]
         if t is frozenset:
             return ["f", [conv(x, depth + 1) for x in v]]  # type: ignore[attr-defined]
-        if t is dict:
-            return [
-                "d",
-                [[conv(k, depth + 1), conv(x, depth + 1)] for k, x in v.items()],  # type: ignore[attr-defined]
-            ]
+        if t is dict or t in _DictLike:
+            items: list[tuple[object, object]] = list(dict.items(v))  # type: ignore[arg-type]
+            return ["d", [[conv(k, depth + 1), conv(x, depth + 1)] for k, x in items]]
+        if t is range:
+            return ["r", v.start, v.stop, v.step]  # type: ignore[attr-defined]
+        if _isinstance(v, _Iterator):
+            drained: list[object] = []
+            it = _iter(v)  # type: ignore[call-overload]
+            while True:
+                try:
+                    item = _next(it)
+                except _StopIteration:
+                    break
+                drained.append(conv(item, depth + 1))
+            return ["it", drained]
         raise NotPlain(f"value of type {t.__name__} is not plain builtin data")
 
     return conv(value, 0)
@@ -79,44 +111,159 @@ def dumps(value: object) -> bytes:
     return msgspec.msgpack.encode(to_plain(value))
 
 
-def from_plain(tree: Any, depth: int = 0) -> Any:
-    """Rebuild a value from a tagged tree (engine side; input is untrusted)."""
-    if depth > MAX_DEPTH:
-        raise NotPlain("too deeply nested")
-    if not isinstance(tree, list):
-        if tree is None or type(tree) in _ExactTypes:
-            return tree
-        raise NotPlain(f"unexpected scalar {type(tree).__name__}")
-    if len(tree) < 2 or not isinstance(tree[0], str):
-        raise NotPlain("malformed container")
-    tag, body = tree[0], tree[1]
-    if tag == "i":
-        return int(body)
-    if tag == "F":
-        return float(body)
-    if tag == "c":
-        return complex(float(tree[1]), float(tree[2]))
-    if not isinstance(body, list):
-        raise NotPlain("malformed container body")
-    if tag == "l":
-        return [from_plain(x, depth + 1) for x in body]
-    if tag == "t":
-        return tuple(from_plain(x, depth + 1) for x in body)
-    if tag == "s":
-        return {from_plain(x, depth + 1) for x in body}
-    if tag == "f":
-        return frozenset(from_plain(x, depth + 1) for x in body)
-    if tag == "d":
-        return {from_plain(k, depth + 1): from_plain(v, depth + 1) for k, v in body}
-    raise NotPlain(f"unknown tag {tag!r}")
+def from_plain(tree: Any) -> Any:
+    """Rebuild a value from a tagged tree (the input is untrusted)."""
+    count = [0]
+
+    def build(t: Any, depth: int) -> Any:
+        count[0] += 1
+        if depth > MAX_DEPTH or count[0] > MAX_NODES:
+            raise NotPlain("value too large or too deeply nested")
+        if not isinstance(t, list):
+            if t is None or type(t) in _ExactTypes:
+                return t
+            raise NotPlain(f"unexpected scalar {type(t).__name__}")
+        if len(t) < 2 or not isinstance(t[0], str):
+            raise NotPlain("malformed container")
+        tag, body = t[0], t[1]
+        if tag == "i" and type(body) is bytes:
+            return int.from_bytes(body, "little", signed=True)
+        if tag == "F" and type(body) is str:
+            return float(body)
+        if tag == "c" and len(t) == 3:
+            return complex(_scalar_float(t[1]), _scalar_float(t[2]))
+        if tag == "r" and len(t) == 4 and all(type(x) is int for x in t[1:]):
+            return range(t[1], t[2], t[3])
+        if not isinstance(body, list) or len(t) != 2:
+            raise NotPlain("malformed container body")
+        if tag == "l":
+            return [build(x, depth + 1) for x in body]
+        if tag == "t":
+            return tuple(build(x, depth + 1) for x in body)
+        if tag == "s":
+            return {build(x, depth + 1) for x in body}
+        if tag == "f":
+            return frozenset(build(x, depth + 1) for x in body)
+        if tag == "it":
+            return iter([build(x, depth + 1) for x in body])
+        if tag == "d":
+            out = {}
+            for pair in body:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise NotPlain("malformed dict item")
+                out[build(pair[0], depth + 1)] = build(pair[1], depth + 1)
+            return out
+        raise NotPlain(f"unknown tag {tag!r}")
+
+    return build(tree, 0)
+
+
+def _scalar_float(x: Any) -> float:
+    if type(x) is float or type(x) is int:
+        return float(x)
+    raise NotPlain("malformed complex")
 
 
 def loads(data: bytes) -> Any:
-    """Decode bytes from a child into a Python value; NotPlain on anything odd."""
+    """Decode bytes from an untrusted process into fresh builtin values.
+
+    Anything odd (too large, malformed, unhashable set items) is NotPlain.
+    """
+    if len(data) > MAX_BYTES:
+        raise NotPlain(f"value larger than {MAX_BYTES} bytes")
     try:
-        tree = msgspec.msgpack.decode(data)
-        return from_plain(tree)
+        return from_plain(msgspec.msgpack.decode(data))
     except NotPlain:
         raise
     except Exception as exc:  # malformed bytes from an untrusted process
-        raise NotPlain(f"undecodable value: {exc}") from None
+        raise NotPlain(f"undecodable value: {type(exc).__name__}") from None
+
+
+# --- judging plain values (engine and verifier side) -------------------------
+
+
+def _key(v: Any, depth: int) -> Any:
+    """A hashable form of ``v`` that keeps every type: two values have equal
+    keys exactly when they are equal *and* of the same types throughout."""
+    if depth > MAX_DEPTH:
+        raise NotPlain("too deeply nested to compare")
+    t = type(v)
+    if t in (list, tuple):
+        return (t.__name__, tuple(_key(x, depth + 1) for x in v))
+    if t in (set, frozenset):
+        return (t.__name__, frozenset(_key(x, depth + 1) for x in v))
+    if t is dict:
+        return ("dict", frozenset((_key(k, depth + 1), _key(x, depth + 1)) for k, x in v.items()))
+    if t is range:
+        return ("range", v)
+    if t in _ExactTypes or t is complex:
+        return (t.__name__, v)
+    raise NotPlain(f"value of type {t.__name__} is not plain builtin data")
+
+
+def exact_equal(a: object, b: object) -> bool:
+    """Python equality that also requires identical types at every level, so
+    ``0`` is not ``False``, ``1`` is not ``1.0`` and ``[1]`` is not ``(1,)``.
+
+    Returns False (never raises) for values it cannot compare.
+    """
+    try:
+        return bool(_key(a, 0) == _key(b, 0))
+    except (NotPlain, RecursionError, TypeError, ValueError):
+        return False
+
+
+class _Short(reprlib.Repr):
+    """reprlib's bounded repr, keeping dicts in insertion order."""
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        pieces = [
+            f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
+            for k, v in list(x.items())[: self.maxdict]
+        ]
+        if len(x) > self.maxdict:
+            pieces.append("...")
+        return "{" + ", ".join(pieces) + "}"
+
+
+_short = _Short()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlong = 60
+
+
+def _small(value: object, budget: int = 2000) -> bool:
+    """Few enough nodes and characters that the builtin repr is cheap."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if seen > budget:
+            return False
+        t = type(v)
+        if t in (list, tuple, set, frozenset):
+            stack.extend(v)  # type: ignore[arg-type]
+        elif t is dict:
+            stack.extend(v.keys())  # type: ignore[attr-defined]
+            stack.extend(v.values())  # type: ignore[attr-defined]
+        elif t in (str, bytes) and len(v) > 10_000:  # type: ignore[arg-type]
+            return False
+        elif t is int and v.bit_length() > 10_000:  # type: ignore[attr-defined]
+            return False
+    return True
+
+
+def safe_repr(value: object, limit: int = 200) -> str:
+    """A short ``repr`` for messages; bounded work, never raises."""
+    try:
+        text = repr(value) if _small(value) else _short.repr(value)
+    except Exception:
+        if type(value) is int:
+            text = f"<int of {value.bit_length()} bits>"
+        else:
+            text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,15 +1,35 @@
-"""Wire protocol between the engine and a sandbox template process.
+"""Wire protocol between the engine, its sandbox templates and its verifiers.
 
-Frames are a 4-byte little-endian length followed by a msgpack body. The
-engine sends one `Hello` when a template starts, then `Job` frames; the
-template answers each job with exactly one `Outcome`, in order. Both sides
-import this module (the template loads it from its own directory, because it
-runs under ``python -I -S`` and must never import the engine).
+Frames are a 4-byte little-endian length followed by a msgpack body. Every
+module of the sandbox side imports this one (the template and verifier load
+it from their own directory, because they run without site hooks and must
+never import the engine).
 
-The candidate's child process never talks this protocol: it writes to a
-private per-job pipe that only the template reads, and every message it sends
-starts with a per-template secret the child cannot learn from outside its own
-interpreter.
+Three kinds of process take part::
+
+    engine ──Job──► template ──fork──► candidate child
+       │               │                   │  (runs model code)
+       │               └─ channel fd ─┐    │
+       └──Check──► verifier ◄─────────┴────┘  calls and plain values
+                   (runs the trusted test; never runs model code)
+
+What the engine asks for is a `Task`:
+
+- `Program`: run one program; it passes if it returns. This is the
+  official harnesses' model (HumanEval/CRUXEval ``scoring: official``): the
+  test runs in the candidate's own interpreter, so the candidate can forge
+  its verdict. The child reports on a private pipe with a per-template
+  secret, which keeps out accidents and printed text, not a determined
+  candidate.
+- `Call`: run trusted code (a CRUXEval problem's ``f``) and call a function
+  with arguments sent as plain data; the value comes back as plain data and
+  the engine judges it. No text of the model's answer is executed.
+- `Checked`: the strict model for test-based suites. The candidate's program
+  runs in a fresh child that only answers calls (`Serve`); the test runs in
+  the slot's verifier, a separate trusted process, with its own globals and
+  real builtins, calling the candidate through a proxy. Only plain data
+  crosses (`plain`), and the verdict is the verifier's, combined with how the
+  child ended: a child that dies, is killed or times out is never ``passed``.
 """
 
 from __future__ import annotations
@@ -41,15 +61,68 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """Total size of the files a candidate may write (its private tmpfs)."""
 
 
+# --- what the engine asks for ------------------------------------------------
+
+
+class Program(msgspec.Struct, frozen=True, kw_only=True, tag="program", array_like=True):
+    """Run ``program``; passed when it returns (see the module docstring)."""
+
+    program: str
+
+
+class Call(msgspec.Struct, frozen=True, kw_only=True, tag="call", array_like=True):
+    """Run trusted ``program``, then return ``entry(*args, **kwargs)`` as plain data.
+
+    ``args`` is ``plain.dumps([args, kwargs])``. ``args_source`` (vetted text
+    only, e.g. a dataset's own input expression) is evaluated instead when set.
+    """
+
+    program: str
+    entry: str
+    args: bytes = b""
+    args_source: str | None = None
+
+
+class Checked(msgspec.Struct, frozen=True, kw_only=True, tag="checked", array_like=True):
+    """Run the candidate ``program`` in a child and the test in the verifier.
+
+    The verifier runs ``setup`` in fresh globals, binds ``entry`` to a proxy of
+    the candidate's function, then runs ``driver`` (e.g. ``check(entry)``).
+    """
+
+    program: str
+    entry: str
+    setup: str
+    driver: str
+
+
+Task = Program | Call | Checked
+
+
+# --- engine <-> template -------------------------------------------------------
+
+
+class Serve(msgspec.Struct, frozen=True, kw_only=True, tag="serve", array_like=True):
+    """The candidate half of a `Checked` task: it carries no test, so nothing
+    of the test is ever in the memory a candidate is forked from."""
+
+    program: str
+    entry: str
+
+
 class Hello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """First frame to a template: limits plus the environment for children."""
 
     limits: Limits
     env: dict[str, str]
     work_root: str
-    layers: list[str] = []
     isolation: str = "best"
     """strict, best or minimal: which isolation layers the template sets up."""
+    hide: list[str] = []
+    """Directories candidates must not read (e.g. a benchmark's answer key
+    inside site-packages): covered by an empty directory where mounts allow."""
+    link_fd: int = -1
+    """The Unix socket to the slot's verifier (-1: none), for `Serve` jobs."""
 
 
 class Ready(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -65,23 +138,18 @@ class Ready(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
 
 
 class Job(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
-    """One candidate program to run in a fresh child.
-
-    With ``value_expr`` set, the child evaluates it after the program and
-    returns the value encoded as plain builtin data (see ``plain``) instead of
-    a pass signal; the engine then judges the value itself.
-    """
+    """One task to run in a fresh child."""
 
     id: int
-    program: str
-    value_expr: str | None = None
+    task: Program | Call | Serve
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """What happened to one job.
 
-    status: passed, failed, timeout or error. ``value`` holds the encoded value
-    for value jobs that completed. Times are the child's, measured by the
+    status: passed, failed, timeout, error, or (a `Serve` child that ended
+    normally, whose verdict is the verifier's) ``exited``. ``value`` holds the
+    encoded value of a `Call`. Times are the child's, measured by the
     template (wall from fork to reap; CPU user+system of the child and the
     descendants it reaped).
     """
@@ -95,13 +163,72 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     output_tail: str = ""
 
 
+# --- engine <-> verifier -------------------------------------------------------
+
+
+class VerifierHello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    link_fd: int
+    """The Unix socket on which the slot's template passes each job's channel."""
+    cpu_s: float
+    """CPU budget of one check in the verifier (the test's own work)."""
+    wall_s: float
+    """Longest the verifier waits for the candidate's child over one check."""
+    seed: int = 0
+    """``random`` is reset to this seed's state before every check."""
+
+
+class Check(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    """The test half of a `Checked` task, for the slot's verifier."""
+
+    id: int
+    setup: str
+    driver: str
+    entry: str
+
+
+class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    """The verifier's verdict: passed, failed, error or timeout."""
+
+    id: int
+    status: str
+    reason: str = ""
+    calls: int = 0
+
+
+# --- verifier <-> candidate child (the per-job channel) -------------------------
+
+
+class Loaded(msgspec.Struct, frozen=True, tag="loaded", array_like=True):
+    """The child ran the candidate's program and waits for calls."""
+
+
+class LoadFailed(msgspec.Struct, frozen=True, tag="load_failed", array_like=True):
+    """The candidate's program did not compile (``error``) or raised (``failed``)."""
+
+    status: str
+    reason: str
+
+
+class Returned(msgspec.Struct, frozen=True, tag="returned", array_like=True):
+    value: bytes
+    """``plain.dumps`` of the return value."""
+
+
+class Raised(msgspec.Struct, frozen=True, tag="raised", array_like=True):
+    type_name: str
+    message: str
+
+
+class CallArgs(msgspec.Struct, frozen=True, tag="call", array_like=True):
+    args: bytes
+    """``plain.dumps([args, kwargs])``."""
+
+
+ChildMessage = Loaded | LoadFailed | Returned | Raised
+
 _encoder = msgspec.msgpack.Encoder()
 
 
-def encode_frame(msg: Hello | Job | Outcome | Ready) -> bytes:
+def encode_frame(msg: object) -> bytes:
     body = _encoder.encode(msg)
     return HEADER.pack(len(body)) + body
-
-
-def encode_frames(msgs: list[Job]) -> bytes:
-    return b"".join(encode_frame(m) for m in msgs)

@@ -24,8 +24,9 @@ import errno
 import gc
 import os
 import select
-import shutil
 import signal
+import socket
+import struct
 import sys
 import time
 
@@ -46,11 +47,12 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import harness, layers, protocol
+    from . import harness, layers, protocol, workdir
 except ImportError:
     import harness  # type: ignore[no-redef,import-not-found]
     import layers  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
+    import workdir  # type: ignore[no-redef,import-not-found]
 
 # Warm the modules candidates commonly import, so each fork gets them free.
 import bisect  # noqa: F401
@@ -60,7 +62,7 @@ import hashlib  # noqa: F401
 import heapq  # noqa: F401
 import itertools  # noqa: F401
 import math  # noqa: F401
-import random  # noqa: F401
+import random
 import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
@@ -70,6 +72,10 @@ import msgspec
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 RESULT_CAP = 4 * 1024 * 1024
+RANDOM_SEED = 0
+"""Same seed as the verifier's: tests see the same random numbers in both
+scoring models, and every run sees the same ones."""
+_JOB_ID = struct.Struct("<Q")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -129,24 +135,25 @@ class Template:
         os.environ["HOME"] = self.workdir
         os.environ["TMPDIR"] = self.workdir
         self.oom_seen = layers.oom_kills(self.conf)
+        # A fresh tmpfs per job where this template has its own mounts: the
+        # whole tree a candidate wrote goes with one unmount, however deep.
+        self.fresh_mounts = "disk-tmpfs" in self.conf.layers
+        if self.fresh_mounts and hello.hide:
+            workdir.hide(hello.hide)
+            self.layers.append("answer-key-hidden")
+        self.link = _link(hello.link_fd)
+        random.seed(RANDOM_SEED)
+        if self.conf.cgroups:
+            # The candidates share our cgroups: under memory pressure the
+            # kernel must never pick the template (children reset this).
+            _protect_from_oom()
 
     def run(self, job: protocol.Job) -> protocol.Outcome:
-        workdir = self.workdir
-        env: dict[str, str] | None = None
-        try:
-            os.mkdir(workdir, 0o700)
-        except FileExistsError:
-            # The last candidate left something rmtree could not remove: use
-            # a fresh directory and tell the child its own HOME/TMPDIR.
-            workdir = os.path.join(self.work_root, str(job.id))
-            os.mkdir(workdir, 0o700)
-            env = self.env
-        uid = self.conf.uid
-        if uid is not None:
-            os.chown(workdir, uid, uid)
+        wdir, env = self._fresh_workdir(job.id)
         os.ftruncate(self.out_fd, 0)
         os.lseek(self.out_fd, 0, os.SEEK_SET)
         token = self.secret + job.id.to_bytes(8, "little", signed=False)
+        channel = self._channel(job) if isinstance(job.task, protocol.Serve) else None
         r, w = os.pipe()
         t0 = time.perf_counter()
         pid = os.fork()
@@ -155,19 +162,21 @@ class Template:
                 os.close(r)
                 die_with_parent()
                 harness.child_main(
-                    program=job.program,
-                    value_expr=job.value_expr,
+                    task=job.task,
                     token=token,
                     result_fd=w,
                     out_fd=self.out_fd,
-                    workdir=workdir,
+                    workdir=wdir,
                     env=env,
                     limits=self.limit_map,
+                    channel_fd=channel,
                     confine=self._confine,
                 )
             finally:
                 os._exit(70)
         os.close(w)
+        if channel is not None:
+            os.close(channel)
         try:
             data, wall_killed, too_big = self._wait(pid, r, t0)
             _, status, usage = os.wait4(pid, 0)
@@ -177,16 +186,55 @@ class Template:
         cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000.0
         self._cleanup(pid)
         tail = self._tail()
-        shutil.rmtree(workdir, ignore_errors=True)
+        self._discard_workdir(wdir)
         oom = layers.oom_kills(self.conf)
         oom_killed, self.oom_seen = oom > self.oom_seen, oom
         outcome = self._judge(job, token, data, status, wall_killed, too_big, wall_ms, cpu_ms, tail)
-        if oom_killed and outcome.status != "passed":
+        if oom_killed:
             reason = "memory limit exceeded (all of the candidate's processes together)"
             if outcome.reason:
                 reason += f"; {outcome.reason}"
             outcome = msgspec.structs.replace(outcome, status="error", reason=reason)
         return outcome
+
+    def _fresh_workdir(self, job_id: int) -> tuple[str, dict[str, str] | None]:
+        """The job's empty work dir, and the environment to give the child
+        when it is not the usual one (None: inherit the template's)."""
+        uid = self.conf.uid
+        if self.fresh_mounts:
+            os.makedirs(self.workdir, mode=0o700, exist_ok=True)
+            workdir.mount_workdir(self.workdir, self.limits.disk_mb, uid)
+            return self.workdir, None
+        wdir, env = self.workdir, None
+        try:
+            os.mkdir(wdir, 0o700)
+        except FileExistsError:
+            # The last candidate left something that could not be removed:
+            # use a fresh directory and tell the child its own HOME/TMPDIR.
+            wdir = os.path.join(self.work_root, str(job_id))
+            os.mkdir(wdir, 0o700)
+            env = self.env
+        if uid is not None:
+            os.chown(wdir, uid, uid)
+        return wdir, env
+
+    def _discard_workdir(self, path: str) -> None:
+        if self.fresh_mounts:
+            workdir.unmount_workdir(path)
+        else:
+            workdir.remove_tree(path)
+
+    def _channel(self, job: protocol.Job) -> int:
+        """A fresh socket pair for a served job: one end goes to the
+        verifier (tagged with the job id), the other to the child."""
+        if self.link is None:
+            raise RuntimeError("a served job needs a verifier link")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            socket.send_fds(self.link, [_JOB_ID.pack(job.id)], [theirs.fileno()])
+        finally:
+            theirs.close()
+        return ours.detach()
 
     def _confine(self) -> None:
         layers.confine_child(self.conf)
@@ -299,17 +347,8 @@ class Template:
                 output_tail=tail,
             )
 
-        report = None if too_big else harness.parse_report(data, token)
-        if report is not None:
-            kind, payload = report
-            if kind == harness.PASSED:
-                return out("passed")
-            if kind == harness.VALUE:
-                return out("passed", value=payload)
-            text = payload.decode("utf-8", "replace")
-            if kind == harness.FAILED:
-                return out("failed", text)
-            return out("error", text)
+        # How the child ended comes first: a child that was killed, ran out
+        # of time or died is never passed, whatever it wrote before.
         if too_big:
             return out("error", "result too large")
         if wall_killed:
@@ -322,8 +361,38 @@ class Template:
             if sig == signal.SIGXFSZ:
                 return out("error", "file size limit exceeded (output or file too large)")
             return out("error", f"killed by signal {signal.Signals(sig).name}")
+        report = harness.parse_report(data, token)
+        task = job.task
+        if report is not None:
+            kind, payload = report
+            text = payload.decode("utf-8", "replace")
+            if kind == harness.ERROR:
+                return out("error", text)
+            if isinstance(task, protocol.Serve):
+                pass  # a served child's word is never a verdict
+            elif kind == harness.PASSED and isinstance(task, protocol.Program):
+                return out("passed")
+            elif kind == harness.VALUE and isinstance(task, protocol.Call):
+                return out("passed", value=payload)
+            elif kind == harness.FAILED:
+                return out("failed", text)
+        if isinstance(task, protocol.Serve):
+            return out("exited")
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         return out("failed", f"exited with status {code} before the check completed")
+
+
+def _protect_from_oom() -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("-1000")
+    except OSError:
+        pass  # not privileged: the children's +1000 still points the kernel at them
+
+
+def _link(fd: int) -> socket.socket | None:
+    """The verifier link the engine passed, if any."""
+    return socket.socket(fileno=fd) if fd >= 0 else None
 
 
 def _killpg(pid: int) -> None:
@@ -418,10 +487,20 @@ def main() -> None:
             job = decoder.decode(reader.frame())
         except EOFError:
             break
-        outcome = template.run(job)
+        try:
+            outcome = template.run(job)
+        except Exception as exc:
+            # Something this candidate did broke the template (its cleanup,
+            # say): that is the candidate's error, and a fresh template
+            # serves the next job.
+            reason = f"the sandbox could not recover from this candidate: {exc!r}"[:500]
+            _write_all(
+                1, protocol.encode_frame(protocol.Outcome(id=job.id, status="error", reason=reason))
+            )
+            break
         _write_all(1, protocol.encode_frame(outcome))
     template._cleanup(-1)
-    shutil.rmtree(template.work_root, ignore_errors=True)
+    workdir.remove_tree(template.work_root)
     layers.teardown(template.conf)
 
 

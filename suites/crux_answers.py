@@ -4,21 +4,29 @@ mode applies to an answer. Pure functions, no I/O.
 Extraction turns whatever the model wrote (tagged answer, assertion line,
 bare expression, a fenced block, chatter around any of them) into the answer
 expression: the predicted value for CRUXEval-O, the ``f(...)`` call for
-CRUXEval-I.
+CRUXEval-I. It is linear in the text's length and never raises.
 
 Official mode executes that text exactly as the upstream evaluator does
-(``official_program``, ``official_skip``). Strict mode accepts only an answer
-whose meaning is fixed by its syntax: a literal for -O (``output_literal``),
-exactly one call of ``f`` with argument expressions that cannot reach into
-the interpreter for -I (``input_call``). Rejections raise `AnswerRejected`,
-which the suite turns into a ``failed`` verdict carrying the reason.
+(``official_program``, ``official_skip``). Strict mode accepts only data:
+a literal for -O (`output_literal`); for -I exactly one call of ``f`` whose
+arguments are literals (`input_answer`), which the sandbox passes to ``f``
+as data, so no text of the answer is ever executed. The one exception is an
+answer whose arguments are exactly the dataset's own input expression
+(vetted text, e.g. ``f(''.join(['A'] * 20))``), which is run as written.
+Rejections raise `AnswerRejected`, which the suite turns into a ``failed``
+verdict carrying the reason.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import tokenize
 from typing import Literal
+
+import msgspec
+
+from aioeval.sandbox import plain
 
 Task = Literal["o", "i"]
 
@@ -26,52 +34,8 @@ _TAG = re.compile(r"\[ANSWER\](.*?)(?:\[/ANSWER\]|\Z)", re.DOTALL)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _CODE_LANGS = ("", "python", "py", "python3")
 
-# Builtins an -I argument may call or name: pure constructors and helpers.
-# Anything that reaches frames, globals, attributes by name or the import
-# system (eval, exec, setattr, globals, vars, __import__, type, ...) is out.
-SAFE_BUILTINS = frozenset(
-    {
-        "abs",
-        "all",
-        "any",
-        "bin",
-        "bool",
-        "bytearray",
-        "bytes",
-        "chr",
-        "complex",
-        "dict",
-        "divmod",
-        "enumerate",
-        "filter",
-        "float",
-        "frozenset",
-        "hex",
-        "int",
-        "isinstance",
-        "iter",
-        "len",
-        "list",
-        "map",
-        "max",
-        "min",
-        "next",
-        "oct",
-        "ord",
-        "pow",
-        "range",
-        "repr",
-        "reversed",
-        "round",
-        "set",
-        "slice",
-        "sorted",
-        "str",
-        "sum",
-        "tuple",
-        "zip",
-    }
-)
+MAX_ANSWER = 1_000_000
+"""Longest answer text parsed (characters); longer answers are rejected."""
 
 
 class AnswerRejected(ValueError):
@@ -102,17 +66,36 @@ def _assert_start(lines: list[str]) -> int | None:
 
 
 def _parse_assert(lines: list[str], start: int) -> tuple[str, ast.Compare] | None:
-    """The smallest run of lines from ``start`` that parses as ``assert a == b``."""
-    for end in range(start + 1, len(lines) + 1):
-        src = "\n".join(lines[start:end]).strip()
-        try:
-            tree = ast.parse(src)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert):
-            test = tree.body[0].test
-            if isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq):
-                return src, test
+    """The logical line starting at ``start``, if it is ``assert a == b``.
+
+    The tokenizer finds where the statement ends (brackets, continuations)
+    in one pass, so this is linear in the text however many lines follow.
+    """
+    rows = _logical_rows(lines, start)
+    if rows is None:
+        return None
+    src = "\n".join(lines[start : start + rows]).strip()
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assert):
+        test = tree.body[0].test
+        if isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq):
+            return src, test
+    return None
+
+
+def _logical_rows(lines: list[str], start: int) -> int | None:
+    """How many physical lines the statement at ``lines[start]`` spans."""
+    feed = iter(line + "\n" for line in lines[start:])
+    try:
+        for tok in tokenize.generate_tokens(lambda: next(feed, "")):
+            if tok.type == tokenize.NEWLINE:
+                return tok.start[0]
+            if tok.type == tokenize.ENDMARKER:
+                return None
+    except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError):
         return None
     return None
 
@@ -145,9 +128,18 @@ def extract_answer(raw: str, task: Task) -> str:
     ``assert`` line, then a bare ``f(...) == value`` comparison, else the
     whole stripped text as a bare expression.
     """
+    try:
+        return _extract(raw, task)
+    except Exception:  # a pathological text is still just an answer
+        return raw.strip()
+
+
+def _extract(raw: str, task: Task) -> str:
     tagged = _TAG.findall(raw)
     text = tagged[-1] if tagged else raw
     text = _fenced(text).strip()
+    if len(text) > MAX_ANSWER:
+        return text
     lines = text.splitlines()
     start = _assert_start(lines)
     if start is not None:
@@ -270,84 +262,101 @@ def expected_value(output: str) -> object:
     return ast.literal_eval(output.strip())
 
 
-def output_literal(text: str) -> tuple[object, str]:
-    """An -O answer's value and its normalized form (for dedup).
+def _parse_eval(src: str, what: str) -> ast.expr:
+    if len(src) > MAX_ANSWER:
+        raise AnswerRejected(f"strict: the {what} answer is longer than {MAX_ANSWER} characters")
+    try:
+        return ast.parse(src, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise AnswerRejected(
+            f"strict: the {what} answer is not valid Python: {_short(src)}"
+        ) from None
+
+
+def _literal(node: ast.expr, src: str, what: str) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        raise AnswerRejected(f"strict: the {what} is not a literal: {_short(src)}") from None
+
+
+def _data_key(value: object, src: str, what: str) -> bytes:
+    """The value's exact plain encoding: equal keys mean the same types and
+    values in the same order, so the same execution and the same verdict."""
+    try:
+        return plain.dumps(value)
+    except (plain.NotPlain, RecursionError, ValueError):
+        raise AnswerRejected(f"strict: the {what} is not plain data: {_short(src)}") from None
+
+
+def output_literal(text: str) -> tuple[object, bytes]:
+    """An -O answer's value and its dedup key.
 
     Only a literal is accepted, so the value is fixed by syntax and can be
     compared in the engine without running anything.
     """
     src = text.strip()
-    try:
-        node = ast.parse(src, mode="eval")
-        value = ast.literal_eval(node)
-    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
-        kind = "not valid Python" if isinstance(exc, SyntaxError) else "not a literal"
-        raise AnswerRejected(f"strict: the output answer is {kind}: {_short(src)}") from None
-    return value, ast.dump(node)
+    value = _literal(_parse_eval(src, "output"), src, "output answer")
+    return value, _data_key(value, src, "output answer")
 
 
-def module_names(code: str) -> frozenset[str]:
-    """Names the problem's code binds at module level (other than ``f``)."""
-    names: set[str] = set()
-    for stmt in ast.parse(code).body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(stmt.name)
-        elif isinstance(stmt, ast.Import | ast.ImportFrom):
-            names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    names.discard("f")
-    return frozenset(names)
+class InputAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """An accepted -I answer: what the sandbox passes to ``f``."""
+
+    args: bytes
+    """``plain.dumps([args, kwargs])``; empty when ``source`` is used."""
+    source: str | None = None
+    """The dataset's own (vetted) input expression, when the answer is exactly it."""
+    key: bytes
+    """Dedup key: equal keys run ``f`` on identical data."""
 
 
-def input_call(text: str, problem_names: frozenset[str]) -> tuple[str, str]:
-    """An -I answer as ``(call source, normalized form)``.
+def input_answer(text: str, dataset_input: str) -> InputAnswer:
+    """An -I answer as data for the sandbox.
 
-    The answer must be exactly one call ``f(...)``. Its arguments may be any
-    expression built from literals, operators, lambdas, comprehensions, the
-    pure builtins in `SAFE_BUILTINS` and the problem's own module-level
-    names; they may not name ``f``, touch underscore attributes or assign
-    (walrus), so evaluating them cannot change what ``f`` does.
+    The answer must be exactly one call ``f(...)`` whose arguments are
+    Python literals (what ``ast.literal_eval`` accepts, ``set()`` included),
+    positional or by keyword. Arguments that are exactly the dataset's own
+    input expression are accepted as written (it is vetted text).
     """
     src = text.strip()
-    try:
-        node = ast.parse(src, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise AnswerRejected(
-            f"strict: the input answer is not valid Python: {_short(src)}"
-        ) from None
-    call = node.body
+    call = _parse_eval(src, "input")
     if not _calls_f(call):
         raise AnswerRejected(
             f"strict: the input answer must be exactly one call f(...): {_short(src)}"
         )
     assert isinstance(call, ast.Call)
-    args: list[ast.AST] = [*call.args, *call.keywords]
-    bound: set[str] = set()
-    for arg in args:
-        for sub in ast.walk(arg):
-            if isinstance(sub, ast.arg):
-                bound.add(sub.arg)
-            elif isinstance(sub, ast.comprehension):
-                bound.update(n.id for n in ast.walk(sub.target) if isinstance(n, ast.Name))
-    allowed = (bound | SAFE_BUILTINS | problem_names) - {"f"}
-    for arg in args:
-        for sub in ast.walk(arg):
-            if isinstance(sub, ast.Name) and sub.id not in allowed:
-                raise AnswerRejected(f"strict: the input answer's arguments may not use {sub.id!r}")
-            if isinstance(sub, ast.arg) and sub.arg == "f":
-                raise AnswerRejected("strict: the input answer's arguments may not bind 'f'")
-            if isinstance(sub, ast.Attribute) and sub.attr.startswith("_"):
-                raise AnswerRejected(
-                    f"strict: the input answer's arguments may not use attribute {sub.attr!r}"
-                )
-            if isinstance(sub, ast.NamedExpr):
-                raise AnswerRejected("strict: the input answer's arguments may not assign (:=)")
-    return src, ast.dump(node)
+    if _same_arguments(call, src, dataset_input):
+        return InputAnswer(args=b"", source=dataset_input, key=b"dataset\0")
+    args: list[object] = []
+    kwargs: dict[str, object] = {}
+    for node in call.args:
+        if isinstance(node, ast.Starred):
+            raise AnswerRejected("strict: the input answer's arguments may not use *unpacking")
+        args.append(_literal(node, src, "input answer's argument"))
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise AnswerRejected("strict: the input answer's arguments may not use **unpacking")
+        kwargs[kw.arg] = _literal(kw.value, src, "input answer's argument")
+    key = _data_key([args, kwargs], src, "input answer's argument")
+    return InputAnswer(args=key, key=key)
+
+
+def _same_arguments(call: ast.Call, src: str, dataset_input: str) -> bool:
+    """Are the call's arguments exactly the dataset's input expression?"""
+    if len(src) > 4 * len(dataset_input) + 64:
+        return False
+    try:
+        ref = ast.parse(f"f({dataset_input})", mode="eval").body
+        assert isinstance(ref, ast.Call)
+        mine = ast.dump(ast.Tuple(elts=[*call.args, *call.keywords], ctx=ast.Load()))  # type: ignore[list-item]
+        theirs = ast.dump(ast.Tuple(elts=[*ref.args, *ref.keywords], ctx=ast.Load()))  # type: ignore[list-item]
+    except (SyntaxError, ValueError, RecursionError, MemoryError, AssertionError):
+        return False
+    return mine == theirs
 
 
 def _short(text: str, limit: int = 80) -> str:
-    one = " ".join(text.split())
-    return repr(one if len(one) <= limit else one[: limit - 3] + "...")
+    head = text[: limit * 4]
+    one = " ".join(head.split())
+    return repr(one if len(one) <= limit and len(head) == len(text) else one[: limit - 3] + "...")

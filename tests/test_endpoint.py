@@ -21,7 +21,7 @@ from aioeval.errors import ConfigError, EndpointError
 from aioeval.events import Event, GenerationUpdate
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.pipeline import RunSpec, evaluate
-from aioeval.sandbox.protocol import Outcome
+from aioeval.sandbox.protocol import Outcome, Task
 from aioeval.suites.human_eval import load_problems
 from aioeval.types import Summary
 
@@ -219,7 +219,7 @@ class GatePool:
         self.gate = anyio.Event()
         self.waiting = 0
 
-    async def run(self, program: str, value_expr: str | None = None) -> Outcome:
+    async def execute(self, task: Task) -> Outcome:
         self.waiting += 1
         await self.gate.wait()
         return Outcome(id=0, status="passed", wall_ms=1.0)

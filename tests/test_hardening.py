@@ -21,8 +21,9 @@ import msgspec
 import pytest
 
 from aioeval.pool import LocalPool
+from aioeval.sandbox import plain
 from aioeval.sandbox.layers import REQUIRED_ROOT, UID_BASE
-from aioeval.sandbox.protocol import Limits, Outcome
+from aioeval.sandbox.protocol import Call, Checked, Limits, Outcome, Program, Task
 
 pytestmark = pytest.mark.anyio
 
@@ -135,8 +136,9 @@ def _too_large(out: Outcome) -> bool:
     return "File too large" in out.reason or "file size limit" in out.reason
 
 
-async def run(state: Env, program: str, value_expr: str | None = None) -> Outcome:
-    out = await state.pool.run(textwrap.dedent(program), value_expr)
+async def run(state: Env, program: str | Task) -> Outcome:
+    task = Program(program=textwrap.dedent(program)) if isinstance(program, str) else program
+    out = await state.pool.execute(task)
     state.outcomes.append(out)
     return out
 
@@ -456,13 +458,21 @@ async def test_always_equal_result(env: Env) -> None:
         def candidate(x):
             return Same()
         """
+    program = textwrap.dedent(program)
     # A value judged by the engine (CRUXEval) must be plain data: refused.
-    out = await run(env, program, "candidate(1)")
+    call = Call(program=program, entry="candidate", args=plain.dumps([[1], {}]))
+    out = await run(env, call)
     assert out.status == "failed" and "plain" in out.reason.lower(), out
-    # An in-process check (HumanEval) compares inside the candidate's own
-    # interpreter, so it is fooled: the documented limit of that design.
+    # The official single-process model compares inside the candidate's own
+    # interpreter, so it is fooled: the documented limit of that model.
     out = await run(env, program + "assert candidate(1) == 2\n")
     assert out.status == "passed", out
+    # The strict model compares in the verifier, on plain data: refused.
+    checked = Checked(
+        program=program, entry="candidate", setup="", driver="assert candidate(1) == 2"
+    )
+    out = await run(env, checked)
+    assert out.status == "failed" and "plain" in out.reason.lower(), out
 
 
 async def test_writing_outside_the_work_dir(env: Env) -> None:

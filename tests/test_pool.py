@@ -11,7 +11,7 @@ import pytest
 
 from aioeval.pool import LocalPool
 from aioeval.sandbox import plain
-from aioeval.sandbox.protocol import Limits
+from aioeval.sandbox.protocol import Call, Limits
 
 pytestmark = pytest.mark.anyio
 
@@ -141,17 +141,26 @@ async def test_engine_secrets_are_invisible(monkeypatch: pytest.MonkeyPatch) -> 
     assert "PATH" in out.output_tail
 
 
-async def test_value_job_returns_plain_data() -> None:
+async def test_call_job_returns_plain_data() -> None:
     async with LocalPool(workers=1, limits=FAST) as pool:
-        out = await pool.run("def f(x):\n    return {'a': [x, (1.5, None)], 'b': {3}}", "f(-2)")
-        assert out.status == "passed" and out.value is not None
-        assert plain.loads(out.value) == {"a": [-2, (1.5, None)], "b": {3}}
-        # An object that claims to equal anything is not plain data.
-        out = await pool.run(
-            "class A:\n    def __eq__(self, o):\n        return True\ndef f():\n    return A()",
-            "f()",
+        program = "def f(x, y=0):\n    return {'a': [x, (1.5, None)], 'b': {3}, 'y': y}"
+        out = await pool.execute(
+            Call(program=program, entry="f", args=plain.dumps([[-2], {"y": 7}]))
         )
+        assert out.status == "passed" and out.value is not None
+        assert plain.loads(out.value) == {"a": [-2, (1.5, None)], "b": {3}, "y": 7}
+        # An object that claims to equal anything is not plain data.
+        program = (
+            "class A:\n    def __eq__(self, o):\n        return True\ndef f():\n    return A()"
+        )
+        out = await pool.execute(Call(program=program, entry="f", args=plain.dumps([[], {}])))
         assert out.status == "failed" and "not plain" in out.reason
+        # Vetted source text (a dataset's own input expression) is evaluated as written.
+        out = await pool.execute(
+            Call(program="def f(s):\n    return s[::-1]", entry="f", args_source="'ab' * 2")
+        )
+        assert out.status == "passed" and out.value is not None
+        assert plain.loads(out.value) == "baba"
 
 
 async def test_template_crash_is_infra_error_then_retried() -> None:

@@ -307,22 +307,41 @@ def test_unreachable_cluster_is_a_one_line_error(tmp_path: Path, ray_instance: A
 
 @pytest.mark.ray
 def test_pool_seam_directly(ray_instance: Any) -> None:
-    """Value jobs come back as plain data, and an empty batch round-trips."""
+    """Every task kind crosses Ray: call values come back as plain data,
+    checked tasks are judged by the actor's verifier, and an empty batch
+    round-trips."""
     from aioeval.sandbox import plain
+    from aioeval.sandbox.protocol import Call, Checked
 
-    async def go() -> tuple[Any, Any, float]:
+    checked = Checked(
+        program="def g(x):\n    return x * 2", entry="g", setup="", driver="assert g(3) == 6"
+    )
+    wrong = Checked(
+        program="def g(x):\n    return x", entry="g", setup="", driver="assert g(3) == 6"
+    )
+
+    async def go() -> tuple[Any, ...]:
         pool = RayPool(load_config(None, ["params.executor=ray"]), batch_max=4)
         await pool.start()
         try:
-            a = await pool.run("x = {'k': [1, 2.5, None]}", "x")
+            a = await pool.execute(
+                Call(
+                    program="def f():\n    return {'k': [1, 2.5, None]}",
+                    entry="f",
+                    args=plain.dumps([[], {}]),
+                )
+            )
             b = await pool.run("raise SystemExit(0)")
-            return a, b, await pool.ping()
+            c = await pool.execute(checked)
+            d = await pool.execute(wrong)
+            return a, b, c, d, await pool.ping()
         finally:
             await pool.aclose()
 
-    a, b, rtt = anyio.run(go)
+    a, b, c, d, rtt = anyio.run(go)
     assert a.status == "passed" and plain.loads(a.value) == {"k": [1, 2.5, None]}
     assert b.status != "passed"  # an early exit is never a pass, on Ray as locally
+    assert c.status == "passed" and d.status == "failed"
     assert rtt > 0
 
 
