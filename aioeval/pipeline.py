@@ -39,7 +39,7 @@ from .pool import LocalPool, SandboxPool, pool_facts
 from .resume import GenerationRecord, ResumeState, check_identity
 from .sandbox.protocol import Limits
 from .suites import get_suite
-from .suites.base import Suite, digest_problems
+from .suites.base import Suite, digest_problems, offload
 from .summary import RunStats, coverage_notes
 from .types import (
     STATUSES,
@@ -60,8 +60,6 @@ from .types import (
 )
 
 Platform = Literal["llm-mock", "llm-endpoint"]
-OFFLOAD_CHARS = 20_000
-"""Answers longer than this are keyed and parsed in a worker thread."""
 
 
 class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -234,10 +232,7 @@ class Judge:
 
     async def _key(self, problem: Problem, text: str) -> bytes:
         """16-byte dedup key; a long text is keyed off the event loop."""
-        if len(text) > OFFLOAD_CHARS:
-            body = await anyio.to_thread.run_sync(self._key_text, problem, text)
-        else:
-            body = self._key_text(problem, text)
+        body = await offload(len(text), self._key_text, problem, text)
         return hashlib.blake2b(
             problem.id.encode() + b"\0" + body.encode("utf-8", "surrogatepass"), digest_size=16
         ).digest()

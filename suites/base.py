@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+import anyio.to_thread
 import msgspec
 import orjson
 
@@ -31,6 +32,19 @@ from aioeval.types import (
     Timeout,
     Verdict,
 )
+
+OFFLOAD_CHARS = 20_000
+"""Answers longer than this are parsed and keyed in a worker thread, so one
+huge answer cannot hold up the event loop (generation, other verdicts)."""
+
+T = TypeVar("T")
+
+
+async def offload(size: int, fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)``, in a worker thread when ``size`` (of the answer) is large."""
+    if size > OFFLOAD_CHARS:
+        return await anyio.to_thread.run_sync(fn, *args)
+    return fn(*args)
 
 
 class Prompt(msgspec.Struct, frozen=True, kw_only=True):

@@ -38,7 +38,14 @@ from aioeval.types import Candidate, Dataset, Error, Execution, Failed, Passed, 
 
 from . import crux_answers as answers
 from . import crux_data as data
-from .base import MockRecord, Prompt, digest_problems, limit_problems, verdict_from_outcome
+from .base import (
+    MockRecord,
+    Prompt,
+    digest_problems,
+    limit_problems,
+    offload,
+    verdict_from_outcome,
+)
 
 SYSTEM = (
     "You are an expert Python programmer who predicts exactly what a piece of code "
@@ -173,7 +180,7 @@ class _CruxEval:
             return await self._judge_official(problem, text, pool)
         try:
             if self.task == "o":
-                return self._judge_output(problem, text), Execution()
+                return await offload(len(text), self._judge_output, problem, text), Execution()
             return await self._judge_input(problem, text, pool)
         except answers.AnswerRejected as exc:
             return Failed(reason=str(exc)), Execution()
@@ -186,7 +193,9 @@ class _CruxEval:
         if skip is not None:
             return Failed(reason=skip, skipped=True), Execution()
         if self.static_compare:
-            decided = answers.static_official_verdict(f["code"], f["output"], text)
+            decided = await offload(
+                len(text), answers.static_official_verdict, f["code"], f["output"], text
+            )
             if decided is not None:
                 # Same verdict as executing the program: it only compares two literals.
                 if decided:
@@ -207,7 +216,7 @@ class _CruxEval:
     async def _judge_input(
         self, problem: Problem, text: str, pool: SandboxPool
     ) -> tuple[Verdict, Execution]:
-        answer = answers.input_answer(text, problem.fields["input"])
+        answer = await offload(len(text), answers.input_answer, text, problem.fields["input"])
         task = Call(
             program=problem.fields["code"], entry="f", args=answer.args, args_source=answer.source
         )
