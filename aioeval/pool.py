@@ -37,7 +37,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .errors import SandboxError
 from .sandbox import protocol
-from .sandbox.protocol import Checked, Limits, Outcome, Program, Task
+from .sandbox.protocol import Call, Checked, Limits, Outcome, Program, Task
 
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 VERIFIER_GRACE_S = 30.0
@@ -128,8 +128,11 @@ class _Process:
         return cls(proc)
 
     async def send(self, msg: object) -> None:
+        await self.send_raw(protocol.encode_frame(msg))
+
+    async def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
-        await self.proc.stdin.send(protocol.encode_frame(msg))
+        await self.proc.stdin.send(data)
 
     async def frame(self) -> bytes:
         head = await self.reader.receive_exactly(protocol.HEADER.size)
@@ -237,7 +240,7 @@ class _Slot:
         try:
             if isinstance(task, Checked):
                 return await self._run_checked(job_id, task)
-            return await self._exchange(protocol.Job(id=job_id, task=task))
+            return await self._exchange(job_id, task)
         except TimeoutError:
             self.broken = True
             return _infra(job_id, "sandbox process stopped answering")
@@ -250,13 +253,13 @@ class _Slot:
             self.broken = True
             raise
 
-    async def _exchange(self, job: protocol.Job) -> Outcome:
+    async def _exchange(self, job_id: int, task: Program | Call | protocol.Serve) -> Outcome:
         template = self.template
         assert template is not None
         with anyio.fail_after(self.pool.limits.wall_s + 30):
-            await template.send(job)
+            await template.send_raw(protocol.encode_job(job_id, task))
             out = self.pool.decoder.decode(await template.frame())
-        if out.id != job.id:
+        if out.id != job_id:
             raise SandboxError("sandbox protocol out of step")
         return out
 
@@ -270,9 +273,7 @@ class _Slot:
         await verifier.send(
             protocol.Check(id=job_id, setup=task.setup, driver=task.driver, entry=task.entry)
         )
-        child = await self._exchange(
-            protocol.Job(id=job_id, task=protocol.Serve(program=task.program, entry=task.entry))
-        )
+        child = await self._exchange(job_id, protocol.Serve(program=task.program, entry=task.entry))
         with anyio.fail_after(self.pool.limits.cpu_s + VERIFIER_GRACE_S):
             check = self.pool.check_decoder.decode(await verifier.frame())
         if check.id != job_id:

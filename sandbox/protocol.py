@@ -137,11 +137,51 @@ class Ready(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """cgroup directories the template created (the engine removes leftovers)."""
 
 
-class Job(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
-    """One task to run in a fresh child."""
+class JobHead(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    """A job as its template receives it: this frame, then ``size`` raw bytes
+    of program text (UTF-8) outside msgpack.
+
+    The template reads those bytes into one reusable buffer and wipes it as
+    soon as the child is forked, and never turns them into Python objects,
+    so no candidate's program survives in the memory that later candidates
+    are forked from (a candidate cannot copy a sibling's answer from there).
+    """
 
     id: int
-    task: Program | Call | Serve
+    kind: str
+    """``program``, ``call`` or ``serve``."""
+    size: int
+    entry: str = ""
+    args: bytes = b""
+    args_source: str | None = None
+
+
+def encode_job(job_id: int, task: Program | Call | Serve) -> bytes:
+    program = task.program.encode("utf-8", "surrogatepass")
+    if isinstance(task, Call):
+        head = JobHead(
+            id=job_id,
+            kind="call",
+            size=len(program),
+            entry=task.entry,
+            args=task.args,
+            args_source=task.args_source,
+        )
+    elif isinstance(task, Serve):
+        head = JobHead(id=job_id, kind="serve", size=len(program), entry=task.entry)
+    else:
+        head = JobHead(id=job_id, kind="program", size=len(program))
+    return encode_frame(head) + program
+
+
+def task_of(head: JobHead, program: bytes) -> Program | Call | Serve:
+    """The task a `JobHead` and its program bytes describe (in the child)."""
+    text = program.decode("utf-8", "surrogatepass")
+    if head.kind == "call":
+        return Call(program=text, entry=head.entry, args=head.args, args_source=head.args_source)
+    if head.kind == "serve":
+        return Serve(program=text, entry=head.entry)
+    return Program(program=text)
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True, array_like=True):

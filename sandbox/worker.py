@@ -148,12 +148,12 @@ class Template:
             # kernel must never pick the template (children reset this).
             _protect_from_oom()
 
-    def run(self, job: protocol.Job) -> protocol.Outcome:
+    def run(self, job: protocol.JobHead, program: JobReader) -> protocol.Outcome:
         wdir, env = self._fresh_workdir(job.id)
         os.ftruncate(self.out_fd, 0)
         os.lseek(self.out_fd, 0, os.SEEK_SET)
         token = self.secret + job.id.to_bytes(8, "little", signed=False)
-        channel = self._channel(job) if isinstance(job.task, protocol.Serve) else None
+        channel = self._channel(job) if job.kind == "serve" else None
         r, w = os.pipe()
         t0 = time.perf_counter()
         pid = os.fork()
@@ -162,7 +162,7 @@ class Template:
                 os.close(r)
                 die_with_parent()
                 harness.child_main(
-                    task=job.task,
+                    task=protocol.task_of(job, program.take(job.size)),
                     token=token,
                     result_fd=w,
                     out_fd=self.out_fd,
@@ -174,6 +174,7 @@ class Template:
                 )
             finally:
                 os._exit(70)
+        program.wipe(job.size)  # the child has its copy; ours must not reach the next one
         os.close(w)
         if channel is not None:
             os.close(channel)
@@ -224,7 +225,7 @@ class Template:
         else:
             workdir.remove_tree(path)
 
-    def _channel(self, job: protocol.Job) -> int:
+    def _channel(self, job: protocol.JobHead) -> int:
         """A fresh socket pair for a served job: one end goes to the
         verifier (tagged with the job id), the other to the child."""
         if self.link is None:
@@ -326,7 +327,7 @@ class Template:
 
     def _judge(
         self,
-        job: protocol.Job,
+        job: protocol.JobHead,
         token: bytes,
         data: bytes,
         status: int,
@@ -362,21 +363,20 @@ class Template:
                 return out("error", "file size limit exceeded (output or file too large)")
             return out("error", f"killed by signal {signal.Signals(sig).name}")
         report = harness.parse_report(data, token)
-        task = job.task
         if report is not None:
             kind, payload = report
             text = payload.decode("utf-8", "replace")
             if kind == harness.ERROR:
                 return out("error", text)
-            if isinstance(task, protocol.Serve):
+            if job.kind == "serve":
                 pass  # a served child's word is never a verdict
-            elif kind == harness.PASSED and isinstance(task, protocol.Program):
+            elif kind == harness.PASSED and job.kind == "program":
                 return out("passed")
-            elif kind == harness.VALUE and isinstance(task, protocol.Call):
+            elif kind == harness.VALUE and job.kind == "call":
                 return out("passed", value=payload)
             elif kind == harness.FAILED:
                 return out("failed", text)
-        if isinstance(task, protocol.Serve):
+        if job.kind == "serve":
             return out("exited")
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         return out("failed", f"exited with status {code} before the check completed")
@@ -429,24 +429,42 @@ def _read_some(fd: int) -> bytes | None:
         return b""
 
 
-class FrameReader:
+class JobReader:
+    """Reads the engine's frames on stdin exactly (never ahead), and each
+    job's program bytes straight into one reusable buffer that is wiped
+    after every fork (see `protocol.JobHead`)."""
+
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.buf = bytearray()
+        self.buf = bytearray(1 << 16)
 
-    def read(self, n: int) -> bytes:
-        while len(self.buf) < n:
-            chunk = os.read(self.fd, max(65536, n - len(self.buf)))
-            if not chunk:
+    def _exactly(self, view: memoryview) -> None:
+        while view:
+            n = os.readv(self.fd, [view])
+            if n == 0:
                 raise EOFError
-            self.buf += chunk
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
+            view = view[n:]
 
     def frame(self) -> bytes:
-        (size,) = protocol.HEADER.unpack(self.read(protocol.HEADER.size))
-        return self.read(size)
+        head = bytearray(protocol.HEADER.size)
+        self._exactly(memoryview(head))
+        (size,) = protocol.HEADER.unpack(head)
+        body = bytearray(size)
+        self._exactly(memoryview(body))
+        return bytes(body)
+
+    def read_program(self, size: int) -> None:
+        if size > len(self.buf):
+            self.wipe(len(self.buf))
+            self.buf = bytearray(max(size, 2 * len(self.buf)))
+        self._exactly(memoryview(self.buf)[:size])
+
+    def take(self, size: int) -> bytes:
+        """The program, as the child's own object (call after fork only)."""
+        return bytes(self.buf[:size])
+
+    def wipe(self, size: int) -> None:
+        self.buf[:size] = bytes(size)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -460,7 +478,7 @@ def main() -> None:
     die_with_parent()
     # No SIGINT handling: the template has a session of its own, so a
     # terminal's Ctrl-C never reaches it (the engine decides when it stops).
-    reader = FrameReader(0)
+    reader = JobReader(0)
     try:
         hello = msgspec.msgpack.decode(reader.frame(), type=protocol.Hello)
     except EOFError:
@@ -478,17 +496,18 @@ def main() -> None:
             )
         ),
     )
-    decoder = msgspec.msgpack.Decoder(protocol.Job)
+    decoder = msgspec.msgpack.Decoder(protocol.JobHead)
     # Everything the template holds now is permanent: frozen objects are never
     # scanned by a child's collector, so children copy fewer pages on write.
     gc.freeze()
     while True:
         try:
             job = decoder.decode(reader.frame())
+            reader.read_program(job.size)
         except EOFError:
             break
         try:
-            outcome = template.run(job)
+            outcome = template.run(job, reader)
         except Exception as exc:
             # Something this candidate did broke the template (its cleanup,
             # say): that is the candidate's error, and a fresh template

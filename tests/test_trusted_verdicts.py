@@ -13,6 +13,7 @@ Run inside the safety net (``tests/safety_net.sh``), as CI does.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import textwrap
@@ -26,7 +27,7 @@ import pytest
 import aioeval
 from aioeval.pool import LocalPool
 from aioeval.sandbox import workdir
-from aioeval.sandbox.protocol import Limits, Program
+from aioeval.sandbox.protocol import Checked, Limits, Program
 from aioeval.suites import crux_answers as ca
 from aioeval.suites.human_eval import load_problems
 from aioeval.types import CandidateResult, Summary
@@ -385,3 +386,42 @@ def test_remove_tree_handles_depth_and_permissions(tmp_path: Path) -> None:
     (root / "locked").chmod(0)
     workdir.remove_tree(str(root))
     assert not root.exists()
+
+
+TOKEN = "5f0c2a9be17d4c3e8a6b0d91f2e47c38"  # written by the sibling, looked for by hash
+SCAN_OWN_MEMORY = r"""
+import ctypes, hashlib, re
+wanted = "%s"
+with open("/proc/self/maps") as maps:
+    regions = [line.split() for line in maps]
+hits = 0
+for fields in regions:
+    if not fields[1].startswith("r") or fields[-1] in ("[vvar]", "[vsyscall]", "[vvar_vclock]"):
+        continue
+    start, end = (int(x, 16) for x in fields[0].split("-"))
+    for m in re.finditer(rb"SIB:([0-9a-f]{32})", ctypes.string_at(start, end - start)):
+        hits += hashlib.sha256(m.group(1)).hexdigest() == wanted
+assert hits == 0, hits
+""" % hashlib.sha256(TOKEN.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("scoring_task", ["program", "serve"])
+def test_siblings_programs_are_not_in_a_candidates_memory(scoring_task: str) -> None:
+    """A candidate forked after another one, on the same template, cannot
+    find the earlier candidate's program in the memory it inherited."""
+    # The token sits at the end of a long program, where a shorter program
+    # read later into reused memory would not overwrite it.
+    sibling = "# padding\n" * 2000 + f"def f():\n    return 'SIB:{TOKEN}'\n"
+    if scoring_task == "serve":
+        first: Any = Checked(program=sibling, entry="f", setup="", driver="f()")
+    else:
+        first = Program(program=sibling)
+
+    async def go() -> list[str]:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=5.0, wall_s=20.0)) as pool:
+            a = await pool.execute(first)
+            b = await pool.execute(Program(program=SCAN_OWN_MEMORY))
+            return [a.status, b.status, b.reason]
+
+    statuses = anyio.run(go)
+    assert statuses[:2] == ["passed", "passed"], statuses
