@@ -391,7 +391,7 @@ def test_remove_tree_handles_depth_and_permissions(tmp_path: Path) -> None:
 TOKEN = "5f0c2a9be17d4c3e8a6b0d91f2e47c38"  # written by the sibling, looked for by hash
 SCAN_OWN_MEMORY = r"""
 import ctypes, hashlib, re
-wanted = "%s"
+wanted = "WANTED"
 with open("/proc/self/maps") as maps:
     regions = [line.split() for line in maps]
 hits = 0
@@ -402,7 +402,7 @@ for fields in regions:
     for m in re.finditer(rb"SIB:([0-9a-f]{32})", ctypes.string_at(start, end - start)):
         hits += hashlib.sha256(m.group(1)).hexdigest() == wanted
 assert hits == 0, hits
-""" % hashlib.sha256(TOKEN.encode()).hexdigest()
+""".replace("WANTED", hashlib.sha256(TOKEN.encode()).hexdigest())
 
 
 @pytest.mark.parametrize("scoring_task", ["program", "serve"])
