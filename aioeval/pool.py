@@ -259,6 +259,11 @@ class _Slot:
         with anyio.fail_after(self.pool.limits.wall_s + 30):
             await template.send_raw(protocol.encode_job(job_id, task))
             out = self.pool.decoder.decode(await template.frame())
+            if out.tail_size:
+                tail = await template.reader.receive_exactly(out.tail_size)
+                out = msgspec.structs.replace(
+                    out, output_tail=tail.decode("utf-8", "replace"), tail_size=0
+                )
         if out.id != job_id:
             raise SandboxError("sandbox protocol out of step")
         return out

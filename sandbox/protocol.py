@@ -201,6 +201,10 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     wall_ms: float = 0.0
     cpu_ms: float = 0.0
     output_tail: str = ""
+    tail_size: int = 0
+    """On the template's stdout: raw bytes of the output tail that follow this
+    frame (the engine fills ``output_tail`` from them). The template keeps
+    them only in a buffer it wipes, like programs (see `JobHead`)."""
 
 
 # --- engine <-> verifier -------------------------------------------------------

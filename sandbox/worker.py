@@ -135,6 +135,7 @@ class Template:
         os.environ["HOME"] = self.workdir
         os.environ["TMPDIR"] = self.workdir
         self.oom_seen = layers.oom_kills(self.conf)
+        self.tail = bytearray(self.limits.output_tail)
         # A fresh tmpfs per job where this template has its own mounts: the
         # whole tree a candidate wrote goes with one unmount, however deep.
         self.fresh_mounts = "disk-tmpfs" in self.conf.layers
@@ -186,7 +187,7 @@ class Template:
         wall_ms = (time.perf_counter() - t0) * 1000.0
         cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000.0
         self._cleanup(pid)
-        tail = self._tail()
+        tail = self._read_tail()
         self._discard_workdir(wdir)
         oom = layers.oom_kills(self.conf)
         oom_killed, self.oom_seen = oom > self.oom_seen, oom
@@ -317,13 +318,22 @@ class Template:
                     time.sleep(0.0005)
                     break
 
-    def _tail(self) -> str:
+    def _read_tail(self) -> int:
+        """Read the last bytes of the child's output into the tail buffer
+        (never into a Python object: see `send`); return how many."""
         size = os.fstat(self.out_fd).st_size
-        n = min(size, self.limits.output_tail)
+        n = min(size, len(self.tail))
         if n <= 0:
-            return ""
-        data = os.pread(self.out_fd, n, size - n)
-        return data.decode("utf-8", "replace")
+            return 0
+        return os.preadv(self.out_fd, [memoryview(self.tail)[:n]], size - n)
+
+    def send(self, outcome: protocol.Outcome) -> None:
+        """The outcome frame, then the raw tail bytes; then the tail is wiped."""
+        n = outcome.tail_size
+        _write_all(1, protocol.encode_frame(outcome))
+        if n:
+            _write_all(1, memoryview(self.tail)[:n])
+            self.tail[:n] = bytes(n)
 
     def _judge(
         self,
@@ -335,7 +345,7 @@ class Template:
         too_big: bool,
         wall_ms: float,
         cpu_ms: float,
-        tail: str,
+        tail: int,
     ) -> protocol.Outcome:
         def out(kind: str, reason: str = "", value: bytes | None = None) -> protocol.Outcome:
             return protocol.Outcome(
@@ -345,7 +355,7 @@ class Template:
                 value=value,
                 wall_ms=wall_ms,
                 cpu_ms=cpu_ms,
-                output_tail=tail,
+                tail_size=tail,
             )
 
         # How the child ended comes first: a child that was killed, ran out
@@ -467,7 +477,7 @@ class JobReader:
         self.buf[:size] = bytes(size)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -517,7 +527,7 @@ def main() -> None:
                 1, protocol.encode_frame(protocol.Outcome(id=job.id, status="error", reason=reason))
             )
             break
-        _write_all(1, protocol.encode_frame(outcome))
+        template.send(outcome)
     template._cleanup(-1)
     workdir.remove_tree(template.work_root)
     layers.teardown(template.conf)

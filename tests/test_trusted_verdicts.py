@@ -345,7 +345,7 @@ def test_deep_directory_tree_is_the_candidates_own_business(isolation: str) -> N
     program = textwrap.dedent(
         """
         import os
-        for _ in range(6000):
+        for _ in range(2500):  # past shutil.rmtree's recursion limit
             os.mkdir("d")
             os.chdir("d")
         open("f", "w").write("x")
@@ -408,10 +408,11 @@ assert hits == 0, hits
 @pytest.mark.parametrize("scoring_task", ["program", "serve"])
 def test_siblings_programs_are_not_in_a_candidates_memory(scoring_task: str) -> None:
     """A candidate forked after another one, on the same template, cannot
-    find the earlier candidate's program in the memory it inherited."""
+    find the earlier candidate's program or output in the memory it inherited."""
     # The token sits at the end of a long program, where a shorter program
     # read later into reused memory would not overwrite it.
-    sibling = "# padding\n" * 2000 + f"def f():\n    return 'SIB:{TOKEN}'\n"
+    # It also prints the token: output tails pass through the template too.
+    sibling = "# padding\n" * 2000 + f"def f():\n    return 'SIB:{TOKEN}'\nprint(f())\n"
     if scoring_task == "serve":
         first: Any = Checked(program=sibling, entry="f", setup="", driver="f()")
     else:
