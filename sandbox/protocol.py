@@ -219,6 +219,9 @@ class VerifierHello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """Longest the verifier waits for the candidate's child over one check."""
     seed: int = 0
     """``random`` is reset to this seed's state before every check."""
+    memory_mb: int = 0
+    """Address-space limit of the verifier (0: none): candidates' values can
+    make a test allocate, and a test must not take the machine with it."""
 
 
 class Check(msgspec.Struct, frozen=True, kw_only=True, array_like=True):

@@ -318,6 +318,9 @@ def main() -> None:
         hello = msgspec.msgpack.decode(reader.frame(), type=protocol.VerifierHello)
     except EOFError:
         return
+    if hello.memory_mb > 0:
+        limit = hello.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     verifier = Verifier(hello)
     decoder = msgspec.msgpack.Decoder(protocol.Check)
     gc.freeze()

@@ -50,13 +50,17 @@ def unmount_workdir(path: str) -> None:
 
 def hide(dirs: list[str]) -> list[str]:
     """Cover each existing directory with an empty read-only tmpfs (inside
-    the template's own mount namespace). Returns the directories hidden."""
-    done = []
+    the template's own mount namespace). Returns the problems, one line each
+    for the directories that could not be hidden."""
+    problems = []
     for d in dirs:
-        if os.path.isdir(d):
+        if not os.path.isdir(d):
+            continue
+        try:
             _mount_tmpfs(d, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
-            done.append(d)
-    return done
+        except OSError as exc:
+            problems.append(f"{d}: {exc.strerror}")
+    return problems
 
 
 def remove_tree(path: str) -> None:

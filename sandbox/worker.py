@@ -139,9 +139,13 @@ class Template:
         # A fresh tmpfs per job where this template has its own mounts: the
         # whole tree a candidate wrote goes with one unmount, however deep.
         self.fresh_mounts = "disk-tmpfs" in self.conf.layers
-        if self.fresh_mounts and hello.hide:
-            workdir.hide(hello.hide)
-            self.layers.append("answer-key-hidden")
+        if hello.hide and hello.isolation != "minimal":
+            problems = workdir.hide(hello.hide) if self.fresh_mounts else ["no mount namespace"]
+            if problems:
+                self.missing.append("answer-key-hidden")
+                self.warnings.append(f"answer-key-hidden unavailable: {'; '.join(problems)}")
+            else:
+                self.layers.append("answer-key-hidden")
         self.link = _link(hello.link_fd)
         random.seed(RANDOM_SEED)
         if self.conf.cgroups:
@@ -364,14 +368,19 @@ class Template:
             return out("error", "result too large")
         if wall_killed:
             return out("timeout", f"wall-clock backstop of {self.limits.wall_s:g}s exceeded")
+        budget_ms = self.limits.cpu_s * 1000.0
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
-            budget_ms = self.limits.cpu_s * 1000.0
             if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_ms >= budget_ms * 0.95):
                 return out("timeout", f"CPU budget of {self.limits.cpu_s:g}s exceeded")
             if sig == signal.SIGXFSZ:
                 return out("error", "file size limit exceeded (output or file too large)")
             return out("error", f"killed by signal {signal.Signals(sig).name}")
+        if cpu_ms > budget_ms:
+            # RLIMIT_CPU counts whole seconds per process and can be ignored
+            # until the hard limit; the budget is the exact total of the
+            # child and the descendants it waited for.
+            return out("timeout", f"CPU budget of {self.limits.cpu_s:g}s exceeded")
         report = harness.parse_report(data, token)
         if report is not None:
             kind, payload = report

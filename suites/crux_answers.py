@@ -175,14 +175,16 @@ def official_program(code: str, output: str, generation: str) -> str:
 
 def _is_literal(node: ast.expr) -> bool:
     """A display of constants only: no names, calls or operators beyond the
-    unary minus and complex arithmetic ``ast.literal_eval`` accepts."""
+    unary minus and complex arithmetic ``ast.literal_eval`` accepts (and no
+    display built to hash badly, which is left to the sandbox)."""
     if any(
         isinstance(n, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) for n in ast.walk(node)
     ):
         return False
     try:
+        guard_hashing(node)
         ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, plain.NotPlain):
         return False
     return True
 
@@ -222,6 +224,8 @@ def static_official_verdict(code: str, output: str, generation: str) -> bool | N
     Anything else (calls, names, a second statement smuggled in by the
     generation, a syntax error) returns None and is executed as upstream.
     """
+    if len(generation) > MAX_ANSWER:
+        return None
     try:
         tree = ast.parse(official_program(code, output, generation))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -275,9 +279,30 @@ def _parse_eval(src: str, what: str) -> ast.expr:
 
 def _literal(node: ast.expr, src: str, what: str) -> object:
     try:
+        guard_hashing(node)
+    except (plain.NotPlain, TypeError, ValueError, RecursionError, MemoryError):
+        raise AnswerRejected(
+            f"strict: the {what} has a set or dict built to hash badly: {_short(src)}"
+        ) from None
+    try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         raise AnswerRejected(f"strict: the {what} is not a literal: {_short(src)}") from None
+
+
+def guard_hashing(node: ast.AST) -> None:
+    """Refuse (NotPlain) set and dict displays whose items share one hash
+    value too often: building them would take quadratic time in the engine.
+    Linear: each item of a large display is evaluated once on its own."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Set):
+            items: list[ast.expr | None] = list(sub.elts)
+        elif isinstance(sub, ast.Dict):
+            items = list(sub.keys)
+        else:
+            continue
+        if len(items) > plain.MAX_SAME_HASH:
+            plain.check_hashes([ast.literal_eval(k) for k in items if k is not None])
 
 
 def _data_key(value: object, src: str, what: str) -> bytes:

@@ -136,7 +136,7 @@ LOOPHOLES = [
         "is not a literal",
     ),
     (CruxEvalI, ALWAYS_EQUAL, "f(0)", "not plain builtin data"),
-    (CruxEvalI, INT_SUBCLASS, "f(0)", "not plain builtin data"),
+    (CruxEvalI, INT_SUBCLASS, "f(0)", "f returns 7, not 0"),  # judged by its int value
     (CruxEvalO, IDENTITY, "type('E', (), {'__eq__': lambda s, o: True})()", "not a literal"),
     (CruxEvalO, IDENTITY, "'s' if True else 0", "not a literal"),
 ]

