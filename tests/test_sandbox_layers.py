@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from aioeval.pool import LocalPool
-from aioeval.sandbox import layers
+from aioeval.sandbox import cgroups, layers, namespaces
 from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio
@@ -96,12 +96,12 @@ async def test_cgroups_are_removed_after_close_and_after_a_crash() -> None:
         slot = pool._slots[0]
         assert slot.ready is not None
         seen += slot.ready.cgroups
-        assert len(seen) == 2 and all(os.path.isdir(p) for p in seen)
+        assert len(seen) == 3 and all(os.path.isdir(p) for p in seen)
         os.kill(slot.ready.pid, signal.SIGKILL)  # a template we started
         assert (await pool.run(CHECK)).status == "passed"
         assert slot.ready.cgroups[0] not in seen
         seen += slot.ready.cgroups
-        assert not any(os.path.exists(p) for p in seen[:2])
+        assert not any(os.path.exists(p) for p in seen[:3])
     assert not any(os.path.exists(p) for p in seen)
 
 
@@ -149,11 +149,11 @@ anyio.run(main)
 def _become_nobody() -> None:
     """preexec: a private view of the interpreter's directories, then uid 65534."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(layers.CLONE_NEWNS) != 0:
+    if libc.unshare(namespaces.CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
-    libc.mount(b"none", b"/", None, layers.MS_REC | layers.MS_PRIVATE, None)
+    libc.mount(b"none", b"/", None, namespaces.MS_REC | namespaces.MS_PRIVATE, None)
     code = [sys.prefix, sys.base_prefix, *[p for p in sys.path if os.path.isdir(p)]]
-    problem = layers.expose(code, "/tmp/aioeval-unused")
+    problem = namespaces.expose(code, "/tmp/aioeval-unused")
     if problem is not None:
         raise OSError(problem)
     os.setgroups([])
@@ -191,7 +191,8 @@ async def test_cgroups_of_templates_killed_with_their_engine_are_swept() -> None
     # A template dies with its engine (parent-death signal) before it can
     # remove its cgroups; the next template started there removes them.
     dead = _dead_pid()
-    own = layers._own_cgroup("pids")
+    with open("/proc/self/cgroup") as fh:
+        own = cgroups.parse_proc_cgroup(fh.read()).get("pids")
     assert own is not None
     parent = "/sys/fs/cgroup/pids" + own.rstrip("/")
     stale = os.path.join(parent, f"aioeval-{dead}")
