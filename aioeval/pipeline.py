@@ -362,6 +362,7 @@ async def evaluate(
         out = prepare_out_dir(spec)
     write_json_atomic(out / "run.json", run_record)
     layers: list[str] = []
+    missing: list[str] = []
     saved = 0
     facts: dict[str, Any] = {}
     flips = 0
@@ -387,6 +388,7 @@ async def evaluate(
                 if start is not None:
                     await start()
                 layers = pool.layers
+                missing = list(getattr(pool, "missing", []))
                 emit(
                     RunStarted(
                         benchmark=spec.benchmark,
@@ -437,6 +439,7 @@ async def evaluate(
         executions_saved=saved,
         scoring=cfg.params.scoring if spec.benchmark.startswith("cruxeval") else None,
         isolation=layers,
+        missing=missing,
         model=cfg.target.model if spec.platform == "llm-endpoint" else None,
         started_at=started,
         finished_at=_now(),

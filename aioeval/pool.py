@@ -249,6 +249,14 @@ class LocalPool:
                 return list(slot.ready.warnings)
         return []
 
+    @property
+    def missing(self) -> list[str]:
+        """Layers the isolation mode asked for that this machine lacks."""
+        for slot in self._slots:
+            if slot.ready is not None:
+                return list(slot.ready.missing)
+        return []
+
     async def start(self) -> None:
         self.work_root = tempfile.mkdtemp(prefix="aioeval-sandbox-")
         # Candidates running under their own uid must traverse to their dir.
