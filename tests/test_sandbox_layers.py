@@ -106,12 +106,13 @@ async def test_cgroups_are_removed_after_close_and_after_a_crash() -> None:
 
 
 UNPRIVILEGED = """
-import json, os, anyio
+import contextlib, io, json, os, shutil, sys, tempfile, anyio
+from aioeval.cli import main as cli
 from aioeval.errors import SandboxError
 from aioeval.pool import LocalPool
 from aioeval.sandbox.protocol import Limits
 
-LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32)
+LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32, nproc=32)
 ATTACK = '''
 import os, socket
 errors = []
@@ -120,29 +121,62 @@ for attempt in (
     lambda: open("/tmp/aioeval-unpriv-%d", "w"),
     lambda: open("/proc/%d/environ", "rb").read(),
     lambda: os.kill(os.getppid(), 9),
+    lambda: socket.socket(socket.AF_UNIX),
 ):
     try:
         attempt()
     except OSError as exc:
         errors.append(type(exc).__name__)
-assert len(errors) == 4, errors
+assert len(errors) == 5, errors
+# Only itself: hidepid hides the template too (same uid, but more privileged).
+pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+assert pids == [os.getpid()], pids
 ''' % (os.getpid(), os.getpid())
+FORKS = '''
+import os, time
+made = 0
+for _ in range(100):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    made += 1
+print("made", made)
+'''
 
 async def main():
     report = {"uid": os.geteuid()}
     async with LocalPool(workers=1, limits=LIMITS, isolation="best") as pool:
         report["layers"] = pool.layers
+        report["missing"] = pool.missing
         report["warnings"] = pool.warnings
         out = await pool.run(ATTACK)
         report["attack"] = [out.status, out.reason]
+        out = await pool.run(FORKS)
+        report["forks"] = [out.status, out.output_tail]
+        out = await pool.run("x = bytearray(600 * 2**20)")
+        report["one_big"] = [out.status, out.reason]
     try:
         async with LocalPool(workers=1, limits=LIMITS, isolation="strict") as pool:
             report["strict"] = "started"
     except SandboxError as exc:
         report["strict"] = str(exc)
-    print(json.dumps(report))
+    return report
 
-anyio.run(main)
+report = anyio.run(main)
+out_dir = tempfile.mkdtemp(prefix="aioeval-unpriv-")
+err = io.StringIO()
+with contextlib.redirect_stderr(err):
+    code = cli(["run", "--benchmark", "human-eval", "--set", "params.execute=true",
+                "--set", "params.limit=2", "--out", out_dir + "/run", "--quiet"])
+with open(out_dir + "/run/summary.json") as fh:
+    summary = json.load(fh)
+shutil.rmtree(out_dir)
+report["cli"] = [code, err.getvalue(), summary["isolation"], summary["missing"]]
+print(json.dumps(report))
 """
 
 
@@ -171,18 +205,31 @@ def test_unprivileged_engine_uses_a_user_namespace() -> None:
         cwd="/tmp",
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    report = json.loads(proc.stdout)
+    report = json.loads(proc.stdout.splitlines()[-1])
     assert report["uid"] == 65534
     if "user-namespace" not in report["layers"]:
         pytest.skip(f"no unprivileged user namespaces here: {report['warnings']}")
-    for name in ("network-namespace", "landlock", "disk-tmpfs"):
+    # What it gets from the user namespace ...
+    for name in ("pid-namespace", "network-namespace", "ipc-namespace", "landlock", "seccomp"):
         assert name in report["layers"], report
+    assert "disk-tmpfs" in report["layers"], report
     assert report["attack"][0] == "passed", report
-    missing = [w for w in report["warnings"] if w.startswith("cgroup-memory")]
-    assert missing, report
+    # ... and the limits that hold: processes (RLIMIT_NPROC, counted per
+    # user namespace) and the per-process address space.
+    status, tail = report["forks"]
+    assert status == "passed" and int(tail.split()[-1]) < 32, report
+    assert report["one_big"][0] == "failed" and "MemoryError" in report["one_big"][1], report
+    # What it could not get is said: missing, in summary.json, at the end of
+    # the CLI run, and strict refuses.
+    cgroup_layers = ["cgroup-memory", "cgroup-pids", "cgroup-cpu"]
+    assert report["missing"] == cgroup_layers, report
+    code, stderr, isolation, missing = report["cli"]
+    assert code == 0 and missing == cgroup_layers, report
+    assert not set(cgroup_layers) & set(isolation), report
+    assert "lacked isolation layers: cgroup-memory, cgroup-pids, cgroup-cpu" in stderr, report
     assert report["strict"].startswith("isolation=strict refused: cgroup-memory"), report
 
 
