@@ -48,9 +48,11 @@ The cgroup layers use v1 or v2, whichever carries the controller (see
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import resource
+import shutil
 import signal
 import struct
 import sys
@@ -136,6 +138,9 @@ class Confinement:
     pid_init: bool = False
     """We are init of our own PID namespace: kill(-1) reaches every candidate."""
     ipc_private: bool = False
+    shared_root: str | None = None
+    """A work root candidates can write to (no uid of their own): emptied
+    after every candidate, so nothing left there reaches the next one."""
 
     @property
     def cgroups(self) -> list[str]:
@@ -275,6 +280,8 @@ def setup(
     for ctrl in cgroups.CONTROLLERS:
         out.record(cgroups.LAYERS[ctrl], slot.problems.get(ctrl))
     out.record("seccomp", seccomp_filter.install())
+    if out.uid is None:
+        out.shared_root = work_root
     return out
 
 
@@ -293,7 +300,9 @@ def teardown(conf: Confinement) -> None:
 
 def clear(conf: Confinement) -> int:
     """Remove what the last candidate left: every process but the template
-    (SIGKILL), then its SysV IPC objects. Returns the processes killed.
+    (SIGKILL), then its SysV IPC objects and, where candidates share the
+    work root's owner, everything in the work root. Returns the processes
+    killed.
 
     Cheap when nothing is left: one small read (the slot's cgroup.procs, or
     the template's list of children) and three IPC_INFO calls.
@@ -306,7 +315,18 @@ def clear(conf: Confinement) -> int:
         killed = 0
     if conf.ipc_private:
         namespaces.remove_ipc_objects()
+    if conf.shared_root is not None:
+        _empty(conf.shared_root)
     return killed
+
+
+def _empty(root: str) -> None:
+    for entry in os.scandir(root):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 def kill_cgroup(conf: Confinement) -> int:
@@ -343,6 +363,8 @@ def _kill_namespace() -> int:
     Every live process descends from the template, and an orphan is
     re-parented to it, so "no children" means nothing is left.
     """
+    if os.getpid() != 1:
+        return 0  # never kill(-1) outside a namespace of our own
     killed = 0
     for n in range(10_000):
         if not _has_children():

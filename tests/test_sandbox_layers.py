@@ -159,6 +159,11 @@ async def main():
         report["forks"] = [out.status, out.output_tail]
         out = await pool.run("x = bytearray(600 * 2**20)")
         report["one_big"] = [out.status, out.reason]
+        # Candidates share the work root's owner here: nothing left in it
+        # reaches the next candidate.
+        await pool.run("open('../stash', 'w').write('left behind')")
+        out = await pool.run("import os\\nassert os.listdir('..') == ['cand'], os.listdir('..')")
+        report["stash"] = [out.status, out.reason]
     try:
         async with LocalPool(workers=1, limits=LIMITS, isolation="strict") as pool:
             report["strict"] = "started"
@@ -222,6 +227,7 @@ def test_unprivileged_engine_uses_a_user_namespace() -> None:
     status, tail = report["forks"]
     assert status == "passed" and int(tail.split()[-1]) < 32, report
     assert report["one_big"][0] == "failed" and "MemoryError" in report["one_big"][1], report
+    assert report["stash"][0] == "passed", report
     # What it could not get is said: missing, in summary.json, at the end of
     # the CLI run, and strict refuses.
     cgroup_layers = ["cgroup-memory", "cgroup-pids", "cgroup-cpu"]
