@@ -16,8 +16,13 @@ and best/floor (pool/floor, target >= 0.6).
 
 ``layer_us`` is each per-candidate layer step on its own (the child half of
 `layers.confine_child`, timed inside fresh forks of a process that set the
-layers up, median; plus the template's per-candidate bookkeeping, mean).
-Template setup (once per slot) is reported as ``setup_ms``.
+layers up, median; plus the template's per-candidate bookkeeping, mean:
+work dir, `layers.clear` (cgroup.procs read, three IPC_INFO calls), the OOM
+counter, the two RUSAGE_CHILDREN reads of the starved-timeout check).
+``seccomp_ns_per_syscall`` is what the filter adds to a cheap syscall
+(getppid, timed before and after the template's setup installed it).
+Template setup (once per slot, PID/IPC/network/mount namespaces, cgroups,
+Landlock ruleset, seccomp filter) is reported as ``setup_ms``.
 
 Prints one JSON line.
 """
@@ -39,7 +44,7 @@ from collections.abc import Callable
 import anyio
 
 from aioeval.pool import LocalPool
-from aioeval.sandbox import layers
+from aioeval.sandbox import fairness, layers
 from aioeval.sandbox.protocol import Limits
 
 CHECK = "def f(x):\n    return x + 1\nassert f(1) == 2\n"
@@ -174,12 +179,18 @@ def _step_us(step: Callable[[], None], n: int, warm: bool = True) -> tuple[float
 
 
 def _layer_costs(n: int, out_fd: int, work: str) -> None:
-    """In a throwaway process: set the layers up, time each step per fork."""
+    """In a throwaway process: set the layers up, time each step per fork.
+
+    `layers.setup` forks once (this process stays behind as the wrapper of
+    the PID namespace); the rest runs in its init, which has the filter.
+    """
+    before_ns = _getppid_ns()
     t0 = time.perf_counter()
     conf = layers.setup(
         mode="best", work_root=work, memory_mb=2048, disk_mb=256, nproc=512, site_dirs=sys.path
     )
     setup_ms = (time.perf_counter() - t0) * 1000
+    seccomp_ns = _getppid_ns() - before_ns
     uid = conf.uid
     ruleset = conf.ruleset_fd
 
@@ -203,46 +214,46 @@ def _layer_costs(n: int, out_fd: int, work: str) -> None:
         os.mkdir(d)
         if uid is not None:
             os.chown(d, uid, uid)
-        layers.kill_cgroup(conf)
+        fairness.children_cpu_ms()
+        layers.clear(conf)
         layers.oom_kills(conf)
+        fairness.children_cpu_ms()
         os.rmdir(d)
 
-    def pid_namespace() -> None:
-        # The alternative to the cgroup kill: a PID namespace per candidate
-        # costs an unshare plus a second fork (the namespace's init) per run.
-        if layers._libc.unshare(0x20000000) != 0:
-            raise OSError("unshare(CLONE_NEWPID)")
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0)
-        os.waitpid(pid, 0)
-
-    steps: dict[str, Callable[[], None]] = {
-        "cgroup oom_score_adj": oom_adj,
-        "pid-namespace (alternative, not used)": pid_namespace,
-    }
+    steps: dict[str, Callable[[], None]] = {"cgroup oom_score_adj": oom_adj}
     if uid is not None:
         steps["unprivileged-uid"] = drop_uid
     if ruleset is not None:
         steps["landlock"] = landlock
     costs: dict[str, object] = {}
     for name, step in steps.items():
-        once = name.startswith("pid-namespace")  # cannot be entered twice
-        cold, warm = _step_us(step, n, warm=not once)
-        costs[name] = (
-            {"cold": round(cold, 1)} if once else {"cold": round(cold, 1), "warm": round(warm, 1)}
-        )
+        cold, warm = _step_us(step, n)
+        costs[name] = {"cold": round(cold, 1), "warm": round(warm, 1)}
     t0 = time.perf_counter()
     for _ in range(n):
         bookkeeping()
-    costs["template bookkeeping (mkdir+chown, cgroup reads, rmdir)"] = round(
+    costs["template bookkeeping (work dir, clear, oom counter, rusage)"] = round(
         (time.perf_counter() - t0) / n * 1e6, 1
     )
-    os.write(
-        out_fd,
-        json.dumps({"layer_us": costs, "setup_ms": round(setup_ms, 2)}).encode(),
-    )
+    facts = {
+        "layer_us": costs,
+        "seccomp_ns_per_syscall": round(seccomp_ns, 1),
+        "setup_ms": round(setup_ms, 2),
+        "setup_layers": conf.layers,
+    }
+    os.write(out_fd, json.dumps(facts).encode())
     layers.teardown(conf)
+
+
+def _getppid_ns(n: int = 200_000) -> float:
+    """Median over 5 runs of one getppid() call, in ns (Python overhead included)."""
+    runs = []
+    for _ in range(5):
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            os.getppid()
+        runs.append((time.perf_counter_ns() - t0) / n)
+    return statistics.median(runs)
 
 
 def layer_costs(n: int) -> dict[str, object]:

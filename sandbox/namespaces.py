@@ -169,16 +169,19 @@ class _IpcInfo(ctypes.Structure):
     _fields_ = [("words", ctypes.c_int * 32)]
 
 
+_INFO = _IpcInfo()
+_INFO_REF = ctypes.byref(_INFO)
+
+
 def _objects_in_use() -> int:
     """SysV objects in our namespace, from three *_INFO calls (no /proc read)."""
-    info = _IpcInfo()
     total = 0
-    if int(_libc.shmctl(0, IPC_INFO_CMDS["shm"], ctypes.byref(info))) >= 0:
-        total += info.words[0]  # shm_info.used_ids
-    if int(_libc.msgctl(0, IPC_INFO_CMDS["msg"], ctypes.byref(info))) >= 0:
-        total += info.words[0]  # msginfo.msgpool: queues in use
-    if int(_libc.semctl(0, 0, IPC_INFO_CMDS["sem"], ctypes.byref(info))) >= 0:
-        total += info.words[7]  # seminfo.semusz: sets in use
+    if _libc.shmctl(0, IPC_INFO_CMDS["shm"], _INFO_REF) >= 0:
+        total += _INFO.words[0]  # shm_info.used_ids
+    if _libc.msgctl(0, IPC_INFO_CMDS["msg"], _INFO_REF) >= 0:
+        total += _INFO.words[0]  # msginfo.msgpool: queues in use
+    if _libc.semctl(0, 0, IPC_INFO_CMDS["sem"], _INFO_REF) >= 0:
+        total += _INFO.words[7]  # seminfo.semusz: sets in use
     return total
 
 

@@ -8,6 +8,7 @@ import time
 
 import anyio
 import pytest
+from hostcheck import descendants
 
 from aioeval.pool import LocalPool
 from aioeval.sandbox import plain
@@ -93,27 +94,7 @@ async def test_cpu_timeout_kills_the_whole_group() -> None:
         # The grandchild's pid is its namespace's; from here, nothing is
         # left below the template.
         template = pool._slots[0].ready
-        assert template is not None and _descendants(template.pid) == []
-
-
-def _descendants(pid: int) -> list[int]:
-    found: list[int] = []
-    todo = [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            tids = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{current}/task/{tid}/children") as fh:
-                    kids = [int(x) for x in fh.read().split()]
-            except OSError:
-                continue
-            found += [k for k in kids if _alive(k)]
-            todo += kids
-    return found
+        assert template is not None and descendants(template.pid) == []
 
 
 async def test_sleeping_candidate_hits_the_wall_backstop() -> None:
