@@ -249,12 +249,7 @@ def setup(
         memory_bytes=limit,
         nproc=nproc + 1,
     )
-    root_uid = can_switch_uid() is None
-    if not root_uid and os.geteuid() == 0:
-        out.record("unprivileged-uid", can_switch_uid())
-    elif not root_uid and out.record("user-namespace", namespaces.user_namespace()):
-        out.drop_caps = True
-        out.nproc = nproc + 2  # the template and its wrapper count too
+    root_uid = _identity(out, nproc)
     in_pid_ns = namespaces.pid_namespace()
     out.pid_init = in_pid_ns is None
     out.host_pid = _host_pid()
@@ -266,14 +261,7 @@ def setup(
     out.ipc_private = out.record("ipc-namespace", namespaces.ipc_namespace(memory_mb))
     interpreter = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(__file__)]
     code_dirs = [d for d in (*interpreter, *site_dirs) if os.path.isdir(d)]
-    mounts = namespaces.mount_namespace()
-    out.record("disk-tmpfs", mounts or namespaces.private_tmpfs(work_root, disk_mb))
-    if out.uid is not None:
-        problem = namespaces.expose(code_dirs, work_root) if mounts is None else None
-        if problem is None and mounts is not None and not all(map(namespaces.reachable, code_dirs)):
-            problem = "the interpreter is in a directory other users cannot enter"
-        if not out.record("unprivileged-uid", problem):
-            out.uid = None
+    mounts = _mounts(out, work_root, disk_mb, code_dirs)
     out.record("pid-namespace", in_pid_ns or mounts or namespaces.mount_proc())
     reads = [*READ_ROOTS, *code_dirs]
     out.record("landlock", landlock_ruleset(sorted(set(reads)), [work_root], out))
@@ -283,6 +271,34 @@ def setup(
     if out.uid is None:
         out.shared_root = work_root
     return out
+
+
+def _identity(out: Confinement, nproc: int) -> bool:
+    """Root: True (children get a uid of their own once our pid is known).
+    Unprivileged: enter a user namespace."""
+    if can_switch_uid() is None:
+        return True
+    if os.geteuid() == 0:
+        out.record("unprivileged-uid", can_switch_uid())
+    elif out.record("user-namespace", namespaces.user_namespace()):
+        out.drop_caps = True
+        out.nproc = nproc + 2  # the template and its wrapper count too
+    return False
+
+
+def _mounts(out: Confinement, work_root: str, disk_mb: int, code_dirs: list[str]) -> str | None:
+    """A private mount namespace with the tmpfs work root, and the code
+    directories reachable for the candidates' uid. Returns why there is no
+    mount namespace, if there is none."""
+    mounts = namespaces.mount_namespace()
+    out.record("disk-tmpfs", mounts or namespaces.private_tmpfs(work_root, disk_mb))
+    if out.uid is not None:
+        problem = namespaces.expose(code_dirs, work_root) if mounts is None else None
+        if problem is None and mounts is not None and not all(map(namespaces.reachable, code_dirs)):
+            problem = "the interpreter is in a directory other users cannot enter"
+        if not out.record("unprivileged-uid", problem):
+            out.uid = None
+    return mounts
 
 
 def _host_pid() -> int:
