@@ -41,6 +41,8 @@ Layer names are stable: they are recorded in summary.json.
                        CPU) per slot: a fork-and-spin candidate slows only
                        itself.
     disk-tmpfs         the work root is a private, size-capped tmpfs.
+    private-shm        /dev/shm and /dev/mqueue are empty and read-only:
+                       other programs' POSIX shared memory is out of reach.
 
 The cgroup layers use v1 or v2, whichever carries the controller (see
 `cgroups`).
@@ -99,12 +101,16 @@ REQUIRED_ROOT = (
     "cgroup-pids",
     "cgroup-cpu",
     "disk-tmpfs",
+    "private-shm",
     "subreaper",
 )
 # Directories a candidate may read and execute from (besides the work root
 # and the interpreter's own paths). Everything else, such as /work, /home,
 # /root, /tmp and /var, where data files and journals live, is unreadable.
 READ_ROOTS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc", "/sys")
+# Readable directories whose content belongs to other programs, emptied in
+# the template's mount namespace.
+HIDDEN = ("/dev/shm", "/dev/mqueue")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -292,6 +298,7 @@ def _mounts(out: Confinement, work_root: str, disk_mb: int, code_dirs: list[str]
     mount namespace, if there is none."""
     mounts = namespaces.mount_namespace()
     out.record("disk-tmpfs", mounts or namespaces.private_tmpfs(work_root, disk_mb))
+    out.record("private-shm", mounts or namespaces.hide(HIDDEN))
     if out.uid is not None:
         problem = namespaces.expose(code_dirs, work_root) if mounts is None else None
         if problem is None and mounts is not None and not all(map(namespaces.reachable, code_dirs)):

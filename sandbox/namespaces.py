@@ -18,6 +18,7 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
@@ -215,6 +216,19 @@ def private_tmpfs(path: str, size_mb: int) -> str | None:
     flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
     if int(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", flags, opts)) != 0:
         return f"cannot mount tmpfs: {_errno_text()}"
+    return None
+
+
+def hide(paths: tuple[str, ...]) -> str | None:
+    """Cover each existing directory of `paths` with an empty read-only
+    tmpfs (in our mount namespace): host POSIX shared memory and message
+    queues in /dev/shm and /dev/mqueue are world-listable, often readable."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY
+    for path in paths:
+        if not os.path.isdir(path):
+            continue
+        if int(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", flags, b"size=4k,mode=0555")):
+            return f"cannot cover {path}: {_errno_text()}"
     return None
 
 

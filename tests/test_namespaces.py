@@ -189,3 +189,34 @@ async def test_nothing_outlives_a_killed_template() -> None:
 
 async def _collect(pool: LocalPool, program: str, into: list[Outcome]) -> None:
     into.append(await pool.run(program))
+
+
+async def test_host_shared_memory_is_out_of_reach() -> None:
+    # Another program's POSIX shared memory, world-readable as many are.
+    shm = f"/dev/shm/aioeval-test-{os.getpid()}"
+    with open(shm, "w") as fh:
+        fh.write(SECRET)
+    os.chmod(shm, 0o644)
+    program = f"""
+        import os
+        assert os.listdir("/dev/shm") == [], os.listdir("/dev/shm")
+        try:
+            open({shm!r}).read()
+        except OSError:
+            pass
+        else:
+            raise AssertionError("read another program's shared memory")
+    """
+    try:
+        pool = await _pool(LocalPool(workers=1, limits=LIMITS))
+        try:
+            if "private-shm" not in pool.layers:
+                pytest.skip(f"private-shm unavailable: {pool.warnings}")
+            out = await pool.run(textwrap.dedent(program))
+            assert out.status == "passed", out
+            assert SECRET not in out.output_tail
+            assert_nothing_left(pool)
+        finally:
+            await pool.aclose()
+    finally:
+        os.unlink(shm)
