@@ -85,10 +85,24 @@ def ipc_objects(keys: set[int], uids: set[int]) -> list[str]:
     return found
 
 
+def sockets_of(uids: set[int]) -> list[str]:
+    """Host TCP/UDP sockets (the engine's network namespace) owned by `uids`."""
+    found = []
+    for table in ("tcp", "tcp6", "udp", "udp6"):
+        with open(f"/proc/net/{table}") as fh:
+            header, *rows = fh.read().splitlines()
+        # tx_queue:rx_queue and tr:tm->when are one column each in the rows.
+        col = header.split().index("uid") - 2
+        found += [f"{table}: {row}" for row in rows if int(row.split()[col]) in uids]
+    return found
+
+
 def assert_nothing_left(pool: LocalPool, keys: frozenset[int] = frozenset()) -> None:
-    """No candidate process, nothing below a template, no SysV object."""
+    """No candidate process, nothing below a template, no SysV object, no
+    socket of a candidate uid on the host."""
     uids = candidate_uids(pool)
     assert processes_of(uids) == []
     for pid in template_pids(pool):
         assert descendants(pid) == [], pid
     assert ipc_objects(set(keys), uids) == []
+    assert sockets_of(uids) == []
