@@ -24,8 +24,9 @@ is what the isolation layers cost, as a factor.
 layers up, median; plus the template's per-candidate bookkeeping, mean:
 work dir, `layers.clear` (cgroup.procs read, three IPC_INFO calls), the OOM
 counter, the two RUSAGE_CHILDREN reads of the starved-timeout check).
-``seccomp_ns_per_syscall`` is what the filter adds to a cheap syscall
-(getppid, timed before and after the template's setup installed it).
+``syscall_ns_added`` is what the template's layers add to a cheap syscall
+(getppid, timed before and after `layers.setup`): mostly the seccomp
+filter's entry path, plus the PID namespace's pid translation.
 Template setup (once per slot, PID/IPC/network/mount namespaces, cgroups,
 Landlock ruleset, seccomp filter) is reported as ``setup_ms``.
 
@@ -225,7 +226,7 @@ def _layer_costs(n: int, out_fd: int, work: str) -> None:
         mode="best", work_root=work, memory_mb=2048, disk_mb=256, nproc=512, site_dirs=sys.path
     )
     setup_ms = (time.perf_counter() - t0) * 1000
-    seccomp_ns = _getppid_ns() - before_ns
+    syscall_ns = _getppid_ns() - before_ns
     uid = conf.uid
     ruleset = conf.ruleset_fd
 
@@ -272,7 +273,7 @@ def _layer_costs(n: int, out_fd: int, work: str) -> None:
     )
     facts = {
         "layer_us": costs,
-        "seccomp_ns_per_syscall": round(seccomp_ns, 1),
+        "syscall_ns_added": round(syscall_ns, 1),
         "setup_ms": round(setup_ms, 2),
         "setup_layers": conf.layers,
     }
