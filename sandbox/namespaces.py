@@ -149,11 +149,11 @@ def ipc_namespace(memory_mb: int) -> str | None:
     problem = unshare(CLONE_NEWIPC)
     if problem is not None:
         return problem
-    pages = max(1, memory_mb) * 256
+    total = max(1, memory_mb) * 1024 * 1024
     for name, value in (
         ("kernel/shmmni", str(IPC_OBJECTS_MAX)),
-        ("kernel/shmall", str(pages)),
-        ("kernel/shmmax", str(pages * 4096)),
+        ("kernel/shmall", str(total // os.sysconf("SC_PAGE_SIZE"))),
+        ("kernel/shmmax", str(total)),
         ("kernel/shm_rmid_forced", "1"),
         ("kernel/msgmni", str(IPC_OBJECTS_MAX)),
         ("kernel/sem", f"250 8000 32 {IPC_OBJECTS_MAX}"),
