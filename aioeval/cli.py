@@ -236,6 +236,14 @@ def main(argv: list[str] | None = None) -> int:
     progress.stop()
     if not args.quiet:
         print_summary(summary, progress.out_dir, out)
+    if summary.missing:
+        err.print(
+            "aioeval: warning: this run lacked isolation layers: "
+            f"{', '.join(summary.missing)} (see summary.json)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if not summary.complete:
         causes = ", ".join(f"{k}={v}" for k, v in summary.incomplete.items())
         err.print(

@@ -344,6 +344,7 @@ def _facts(run: RunDir, t: Tally) -> str:
         ("dataset digest", f"<code>{_esc(d.digest)}</code>"),
         ("scoring", _esc(s.scoring or "—")),
         ("isolation layers", _esc(", ".join(s.isolation) or "none recorded (no execution)")),
+        ("layers missing", _esc(", ".join(s.missing) or "none")),
         ("completeness", complete),
         ("candidates", _esc(f"{s.candidates}: {counts}")),
         ("executions", _esc(f"{s.executions} (saved by dedup: {s.executions_saved})")),

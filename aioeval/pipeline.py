@@ -379,6 +379,7 @@ async def evaluate(
         out = prepare_out_dir(spec)
     write_json_atomic(out / "run.json", run_record)
     layers: list[str] = []
+    missing: list[str] = []
     saved = 0
     facts: dict[str, Any] = {}
     flips = 0
@@ -404,6 +405,7 @@ async def evaluate(
                 if start is not None:
                     await start()
                 layers = pool.layers
+                missing = list(getattr(pool, "missing", []))
                 emit(
                     RunStarted(
                         benchmark=spec.benchmark,
@@ -460,6 +462,7 @@ async def evaluate(
         executions_saved=saved,
         scoring=cfg.params.scoring,
         isolation=layers,
+        missing=missing,
         model=cfg.target.model if spec.platform == "llm-endpoint" else None,
         started_at=started,
         finished_at=_now(),

@@ -411,6 +411,14 @@ class LocalPool:
                 return list(slot.ready.warnings)
         return []
 
+    @property
+    def missing(self) -> list[str]:
+        """Layers the isolation mode asked for that this machine lacks."""
+        for slot in self._slots:
+            if slot.ready is not None:
+                return list(slot.ready.missing)
+        return []
+
     async def start(self) -> None:
         self.work_root = tempfile.mkdtemp(prefix="aioeval-sandbox-")
         # Candidates running under their own uid must traverse to their dir.
@@ -449,12 +457,13 @@ class LocalPool:
             try:
                 out = await slot.run(job_id, task)
                 if out.status == "infra_error":
-                    # Once more on fresh processes, with a fresh id (the dead
-                    # template may have left this job's work directory behind).
+                    # Once more (on fresh processes if they died), with a fresh
+                    # id: a dead template may have left this job's files behind.
                     self.infra_retries += 1
-                    first = out.reason
+                    first, died = out.reason, slot.broken
                     out = await slot.run(next(self._ids), task)
-                    if out.status == "infra_error":
+                    if out.status == "infra_error" and died and slot.broken:
+                        # Killed its sandbox twice: the candidate's doing.
                         out = Outcome(
                             id=job_id,
                             status="error",

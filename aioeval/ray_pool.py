@@ -64,6 +64,7 @@ class ActorInfo(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     slots: int
     layers: list[str]
     warnings: list[str]
+    missing: list[str] = []
 
 
 _encoder = msgspec.msgpack.Encoder()
@@ -103,6 +104,7 @@ class SandboxActor:
             slots=pool.size,
             layers=pool.layers,
             warnings=pool.warnings,
+            missing=pool.missing,
         )
         return _encoder.encode(info)
 
@@ -319,6 +321,14 @@ class RayPool:
         for a in self._actors[1:]:
             common = [x for x in common if x in a.info.layers]
         return common
+
+    @property
+    def missing(self) -> list[str]:
+        """Layers missing on any actor."""
+        seen: list[str] = []
+        for a in self._actors:
+            seen += [x for x in a.info.missing if x not in seen]
+        return seen
 
     @property
     def warnings(self) -> list[str]:

@@ -36,6 +36,8 @@ def print_summary(summary: Summary, out_dir: str, console: Console | None = None
         console.print(f"executions saved by dedup: {summary.executions_saved}")
     if summary.isolation:
         console.print(f"isolation: {', '.join(summary.isolation)}")
+    if summary.missing:
+        console.print(f"[bold yellow]isolation layers missing:[/] {', '.join(summary.missing)}")
     if not summary.complete:
         causes = ", ".join(f"{k}: {v}" for k, v in summary.incomplete.items())
         console.print(f"[bold red]INCOMPLETE RUN[/] ({causes})")
@@ -65,6 +67,10 @@ def run_table(run: RunDir) -> Table:
         ("dataset digest", Text(d.digest)),
         ("scoring", Text(s.scoring or "-")),
         ("isolation layers", Text(", ".join(s.isolation) or "none recorded (no execution)")),
+        (
+            "layers missing",
+            Text(", ".join(s.missing) or "none", style="yellow" if s.missing else ""),
+        ),
         ("completeness", complete),
         ("candidates", Text(f"{s.candidates}: {counts}")),
         ("executions", Text(f"{s.executions} (saved by dedup: {s.executions_saved})")),

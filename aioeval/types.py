@@ -199,6 +199,8 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     executions_saved: int = 0
     scoring: str | None = None
     isolation: list[str] = []
+    missing: list[str] = []
+    """Isolation layers the mode asked for that this machine could not provide."""
     model: str | None = None
     started_at: str = ""
     finished_at: str = ""

@@ -2,31 +2,50 @@
 
 Layers come in two halves. The template half runs once, when a template
 process starts (namespaces, the tmpfs, cgroups, the prepared Landlock
-ruleset): it is free per candidate. The child half (`confine_child`) runs in
-every forked child before the candidate's code and is kept to a handful of
-syscalls, because it is paid per candidate.
+ruleset, the seccomp filter): it is free per candidate. The child half
+(`confine_child`) runs in every forked child before the candidate's code and
+is kept to a handful of syscalls, because it is paid per candidate. Between
+candidates, `clear` removes whatever the last one left (processes, SysV IPC
+objects).
 
 Every template-level step returns ``None`` when the layer is in force, or a
-one-line reason why it is not; `setup` collects them into the layers and
-warnings the template reports in its Ready frame. Layer names are stable:
-they are recorded in summary.json.
+one-line reason why it is not; `setup` collects them into the layers, the
+missing ones and the warnings the template reports in its Ready frame.
+Layer names are stable: they are recorded in summary.json.
 
     unprivileged-uid   root engine: each template's children run as their own
                        uid (200000 + template pid), so RLIMIT_NPROC holds and
                        they cannot signal, ptrace or read /proc of the engine,
                        the template or another slot.
     user-namespace     unprivileged engine: the same namespaces from a user
-                       namespace; capabilities are dropped in the child.
+                       namespace; capabilities are dropped in the child, and
+                       RLIMIT_NPROC counts the namespace's processes only.
+    pid-namespace      the template is init of its own PID namespace with its
+                       own /proc (hidepid): candidates see no other process,
+                       cannot signal the template, and nothing outlives it.
     network-namespace  no interfaces up, loopback down: every connect fails.
+    ipc-namespace      SysV objects are private to the template, capped, and
+                       removed after every candidate.
     landlock           writes only beneath the work root and to /dev/null;
                        reads and execution only beneath system and Python
                        directories; no TCP bind/connect; no signals or
                        abstract sockets out of the candidate's domain.
+    seccomp            no Unix, netlink, packet or vsock sockets, no new
+                       namespaces, no io_uring, keyrings, bpf, ptrace, or
+                       scheduling changes (see `seccomp_filter`).
     cgroup-memory      one memory limit over all of a candidate's processes
                        (and the files it writes to the tmpfs).
     cgroup-pids        one process-count limit over all of them; also the
                        list the template kills after every candidate.
+    cgroup-cpu         one bounded CPU allotment (equal weight, at most one
+                       CPU) per slot: a fork-and-spin candidate slows only
+                       itself.
     disk-tmpfs         the work root is a private, size-capped tmpfs.
+    private-shm        /dev/shm and /dev/mqueue are empty and read-only:
+                       other programs' POSIX shared memory is out of reach.
+
+The cgroup layers use v1 or v2, whichever carries the controller (see
+`cgroups`).
 """
 
 from __future__ import annotations
@@ -34,20 +53,21 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import resource
+import shutil
 import signal
 import struct
 import sys
+import time
 from dataclasses import dataclass, field
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_NOEXEC = 8
-MS_BIND = 0x1000
-MS_REC = 0x4000
-MS_PRIVATE = 1 << 18
+try:
+    from . import cgroups, namespaces, seccomp_filter
+except ImportError:  # loaded as a top-level module inside the template
+    import cgroups  # type: ignore[no-redef,import-not-found]
+    import namespaces  # type: ignore[no-redef,import-not-found]
+    import seccomp_filter  # type: ignore[no-redef,import-not-found]
+
 PR_SET_NO_NEW_PRIVS = 38
 
 SYS_CAPSET = 126
@@ -72,17 +92,25 @@ SCOPE_ALL = 0b11  # ABI 6: abstract unix sockets, signals
 UID_BASE = 200_000
 REQUIRED_ROOT = (
     "unprivileged-uid",
+    "pid-namespace",
     "network-namespace",
+    "ipc-namespace",
     "landlock",
+    "seccomp",
     "cgroup-memory",
     "cgroup-pids",
+    "cgroup-cpu",
     "disk-tmpfs",
+    "private-shm",
     "subreaper",
 )
 # Directories a candidate may read and execute from (besides the work root
 # and the interpreter's own paths). Everything else, such as /work, /home,
 # /root, /tmp and /var, where data files and journals live, is unreadable.
 READ_ROOTS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc", "/sys")
+# Readable directories whose content belongs to other programs, emptied in
+# the template's mount namespace.
+HIDDEN = ("/dev/shm", "/dev/mqueue")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -105,12 +133,24 @@ class Confinement:
     layers: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    host_pid: int = 0
+    """The template's pid as the engine sees it (it is 1 in its namespace)."""
     uid: int | None = None
     drop_caps: bool = False
+    nproc: int | None = None
+    """RLIMIT_NPROC a child sets itself (user namespace: counted per namespace)."""
     ruleset_fd: int | None = None
-    cgroups: list[str] = field(default_factory=list)
-    pids_procs: str | None = None
-    oom_control: str | None = None
+    slot: cgroups.SlotCgroups = field(default_factory=cgroups.SlotCgroups)
+    pid_init: bool = False
+    """We are init of our own PID namespace: kill(-1) reaches every candidate."""
+    ipc_private: bool = False
+    shared_root: str | None = None
+    """A work root candidates can write to (no uid of their own): emptied
+    after every candidate, so nothing left there reaches the next one."""
+
+    @property
+    def cgroups(self) -> list[str]:
+        return self.slot.dirs
 
     def record(self, name: str, problem: str | None) -> bool:
         if problem is None:
@@ -122,27 +162,6 @@ class Confinement:
 
 
 # ---- template half: once per template process --------------------------------
-
-
-def unshare(flags: int) -> str | None:
-    if int(_libc.unshare(flags)) != 0:
-        return f"unshare failed: {_errno_text()}"
-    return None
-
-
-def user_namespace() -> str | None:
-    """Enter a user namespace mapping only our own ids (unprivileged engine)."""
-    uid, gid = os.geteuid(), os.getegid()
-    problem = unshare(CLONE_NEWUSER)
-    if problem is not None:
-        return problem
-    try:
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{uid} {uid} 1")
-        _write("/proc/self/gid_map", f"{gid} {gid} 1")
-    except OSError as exc:
-        return f"cannot map ids: {exc.strerror}"
-    return None
 
 
 def can_switch_uid() -> str | None:
@@ -157,168 +176,6 @@ def can_switch_uid() -> str | None:
     if caps & 0b11000000 != 0b11000000:
         return "CAP_SETUID/CAP_SETGID missing"
     return None
-
-
-def network_namespace() -> str | None:
-    """A fresh network namespace: no interface is up, not even loopback."""
-    return unshare(CLONE_NEWNET)
-
-
-def mount_namespace() -> str | None:
-    """A private mount namespace: what the template mounts, only it sees."""
-    problem = unshare(CLONE_NEWNS)
-    if problem is not None:
-        return problem
-    if int(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)) != 0:
-        return f"cannot make mounts private: {_errno_text()}"
-    return None
-
-
-def private_tmpfs(path: str, size_mb: int) -> str | None:
-    """Mount a size-capped tmpfs at `path` (inside our mount namespace)."""
-    opts = f"size={max(1, size_mb)}m,nr_inodes=65536,mode=0711".encode()
-    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
-    if int(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", flags, opts)) != 0:
-        return f"cannot mount tmpfs: {_errno_text()}"
-    return None
-
-
-def _reachable(path: str) -> bool:
-    """Can a uid other than the owner enter every component and list `path`?"""
-    try:
-        if os.stat(path).st_mode & 0o005 != 0o005:
-            return False
-        parent = os.path.dirname(path)
-        while parent != "/":
-            if os.stat(parent).st_mode & 0o001 == 0:
-                return False
-            parent = os.path.dirname(parent)
-    except OSError:
-        return False
-    return True
-
-
-def _blocked_ancestor(path: str) -> str | None:
-    """The topmost directory above `path` that other uids cannot enter."""
-    parts = [p for p in path.split("/") if p]
-    for n in range(1, len(parts)):
-        prefix = "/" + "/".join(parts[:n])
-        if os.stat(prefix).st_mode & 0o001 == 0:
-            return prefix
-    return None
-
-
-def expose(dirs: list[str], keep: str) -> str | None:
-    """Make `dirs` reachable by the candidates' uid, in our mount namespace.
-
-    An interpreter installed under a private directory (pyenv in /root, say)
-    is unreachable for another uid. Rather than loosen permissions on the
-    host, the private ancestor is covered by an empty tmpfs and only the
-    needed directories are bind-mounted back into it; the rest of it (keys,
-    shell history) is then hidden from candidates as well.
-    """
-    wanted = sorted({os.path.realpath(d) for d in dirs if os.path.isdir(d)})
-    wanted = [d for d in wanted if not any(d.startswith(o + "/") for o in wanted if o != d)]
-    plans: dict[str, list[str]] = {}
-    for d in wanted:
-        if _reachable(d):
-            continue
-        blocked = _blocked_ancestor(d)
-        if blocked is None:
-            return f"{d} is not readable by other users"
-        if keep == blocked or keep.startswith(blocked + "/"):
-            return f"the work root is inside {blocked}, which other users cannot enter"
-        plans.setdefault(blocked, []).append(d)
-    for blocked, targets in plans.items():
-        fds = [os.open(d, os.O_PATH | os.O_CLOEXEC) for d in targets]
-        try:
-            if (
-                int(
-                    _libc.mount(
-                        b"tmpfs",
-                        blocked.encode(),
-                        b"tmpfs",
-                        MS_NOSUID | MS_NODEV,
-                        b"size=64k,mode=0711",
-                    )
-                )
-                != 0
-            ):
-                return f"cannot cover {blocked}: {_errno_text()}"
-            for d, fd in zip(targets, fds, strict=True):
-                os.makedirs(d, exist_ok=True)
-                parent = d
-                while parent != blocked:
-                    os.chmod(parent, 0o711)
-                    parent = os.path.dirname(parent)
-                source = f"/proc/self/fd/{fd}".encode()
-                if int(_libc.mount(source, d.encode(), None, MS_BIND | MS_REC, None)) != 0:
-                    return f"cannot bind {d}: {_errno_text()}"
-        finally:
-            for fd in fds:
-                os.close(fd)
-    unreachable = [d for d in wanted if not _reachable(d)]
-    if unreachable:
-        return f"{unreachable[0]} is not readable by other users"
-    return None
-
-
-def _own_cgroup(controller: str) -> str | None:
-    with open("/proc/self/cgroup") as fh:
-        for line in fh:
-            _, names, path = line.rstrip("\n").split(":", 2)
-            if controller in names.split(","):
-                return path
-    return None
-
-
-def cgroup_v1(controller: str, settings: dict[str, str], out: Confinement) -> str | None:
-    """Create a child of our own v1 cgroup, set its limits and move in.
-
-    The template itself joins the cgroup, so every forked child is in it from
-    its first instruction at no cost per candidate. Nested under the engine's
-    own cgroup, so whatever limits the engine runs under still apply.
-    """
-    base = f"/sys/fs/cgroup/{controller}"
-    try:
-        parent = _own_cgroup(controller)
-        if parent is None or not os.path.isdir(base):
-            return f"no v1 {controller} controller mounted"
-        _sweep_stale(base + parent)
-        path = os.path.join(base + parent, f"aioeval-{os.getpid()}")
-        os.mkdir(path, 0o755)
-        out.cgroups.append(path)
-        for name, value in settings.items():
-            if os.path.exists(os.path.join(path, name)):
-                _write(os.path.join(path, name), value)
-        _write(os.path.join(path, "cgroup.procs"), str(os.getpid()))
-    except OSError as exc:
-        return f"cannot set up a {controller} cgroup: {exc.strerror}"
-    return None
-
-
-def _sweep_stale(parent: str) -> None:
-    """Remove cgroups left by templates that died without tearing down.
-
-    A template killed with its engine (SIGKILL, parent-death signal) cannot
-    remove its own cgroups; the next template in the same place does. Only
-    empty ones named after a dead pid go: rmdir refuses anything non-empty.
-    """
-    try:
-        names = [n for n in os.listdir(parent) if n.startswith("aioeval-")]
-    except OSError:
-        return
-    for name in names:
-        pid = name.removeprefix("aioeval-")
-        if not pid.isdigit():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            with contextlib.suppress(OSError):
-                os.rmdir(os.path.join(parent, name))
-        except OSError:
-            pass
 
 
 def _resident_bytes() -> int:
@@ -380,72 +237,174 @@ def setup(
 ) -> Confinement:
     """Set up every layer the mode asks for; never raises for a missing one.
 
-    Order matters: the user namespace first (it grants what the others need
-    when unprivileged); mounts before the Landlock ruleset opens its paths;
-    cgroups last, so the memory limit can add the template's own resident
-    memory (the template shares its children's cgroup).
+    Order matters. cgroups are prepared first, while cgroup files still show
+    pids as the engine sees them, with the template's own resident memory
+    added to the limit (it shares its children's cgroup). The user namespace
+    (unprivileged engine) grants what the rest needs. Entering the PID
+    namespace forks: from there on this process is its init. Mounts come
+    before the Landlock ruleset opens its paths, and the seccomp filter,
+    which refuses new namespaces, comes last.
     """
-    out = Confinement()
+    out = Confinement(host_pid=os.getpid())
     if mode == "minimal":
         return out
-    if can_switch_uid() is None:
-        out.uid = UID_BASE + os.getpid()
-    elif os.geteuid() == 0:
-        out.record("unprivileged-uid", can_switch_uid())
-    elif out.record("user-namespace", user_namespace()):
-        out.drop_caps = True
-    out.record("network-namespace", network_namespace())
+    limit = (memory_mb + disk_mb + 64) * 1024 * 1024 + _resident_bytes()
+    slot = cgroups.prepare(
+        name=f"{cgroups.PREFIX}{os.getpid()}",
+        engine_pid=os.getppid(),
+        memory_bytes=limit,
+        nproc=nproc + 1,
+    )
+    root_uid = _identity(out, nproc)
+    in_pid_ns = namespaces.pid_namespace()
+    out.pid_init = in_pid_ns is None
+    out.host_pid = _host_pid()
+    if root_uid:
+        out.uid = UID_BASE + out.host_pid
+    cgroups.join(slot)
+    out.slot = slot
+    out.record("network-namespace", namespaces.network_namespace())
+    out.ipc_private = out.record("ipc-namespace", namespaces.ipc_namespace(memory_mb))
     interpreter = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(__file__)]
     code_dirs = [d for d in (*interpreter, *site_dirs) if os.path.isdir(d)]
-    mounts = mount_namespace()
-    out.record("disk-tmpfs", mounts or private_tmpfs(work_root, disk_mb))
+    mounts = _mounts(out, work_root, disk_mb, code_dirs)
+    out.record("pid-namespace", in_pid_ns or mounts or namespaces.mount_proc())
+    reads = [*READ_ROOTS, *code_dirs]
+    out.record("landlock", landlock_ruleset(sorted(set(reads)), [work_root], out))
+    for ctrl in cgroups.CONTROLLERS:
+        out.record(cgroups.LAYERS[ctrl], slot.problems.get(ctrl))
+    out.record("seccomp", seccomp_filter.install())
+    if out.uid is None:
+        out.shared_root = work_root
+    return out
+
+
+def _identity(out: Confinement, nproc: int) -> bool:
+    """Root: True (children get a uid of their own once our pid is known).
+    Unprivileged: enter a user namespace."""
+    if can_switch_uid() is None:
+        return True
+    if os.geteuid() == 0:
+        out.record("unprivileged-uid", can_switch_uid())
+    elif out.record("user-namespace", namespaces.user_namespace()):
+        out.drop_caps = True
+        out.nproc = nproc + 2  # the template and its wrapper count too
+    return False
+
+
+def _mounts(out: Confinement, work_root: str, disk_mb: int, code_dirs: list[str]) -> str | None:
+    """A private mount namespace with the tmpfs work root, and the code
+    directories reachable for the candidates' uid. Returns why there is no
+    mount namespace, if there is none."""
+    mounts = namespaces.mount_namespace()
+    out.record("disk-tmpfs", mounts or namespaces.private_tmpfs(work_root, disk_mb))
+    out.record("private-shm", mounts or namespaces.hide(HIDDEN))
     if out.uid is not None:
-        problem = expose(code_dirs, work_root) if mounts is None else None
-        if problem is None and mounts is not None and not all(map(_reachable, code_dirs)):
+        problem = namespaces.expose(code_dirs, work_root) if mounts is None else None
+        if problem is None and mounts is not None and not all(map(namespaces.reachable, code_dirs)):
             problem = "the interpreter is in a directory other users cannot enter"
         if not out.record("unprivileged-uid", problem):
             out.uid = None
-    reads = [*READ_ROOTS, *code_dirs]
-    out.record("landlock", landlock_ruleset(sorted(set(reads)), [work_root], out))
-    # Headroom for the template itself and the kernel's share of the children.
-    limit = (memory_mb + disk_mb + 64) * 1024 * 1024 + _resident_bytes()
-    mem = {"memory.limit_in_bytes": str(limit), "memory.memsw.limit_in_bytes": str(limit)}
-    if out.record("cgroup-memory", cgroup_v1("memory", mem, out)):
-        out.oom_control = os.path.join(out.cgroups[-1], "memory.oom_control")
-    if out.record("cgroup-pids", cgroup_v1("pids", {"pids.max": str(nproc + 1)}, out)):
-        out.pids_procs = os.path.join(out.cgroups[-1], "cgroup.procs")
-    return out
+    return mounts
+
+
+def _host_pid() -> int:
+    """Our pid in the host's namespace: /proc is still the host's here."""
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return os.getpid()
 
 
 def teardown(conf: Confinement) -> None:
     """Leave and remove our cgroups (best effort: the engine retries rmdir)."""
-    for path in reversed(conf.cgroups):
-        with contextlib.suppress(OSError):
-            _write(os.path.join(os.path.dirname(path), "cgroup.procs"), str(os.getpid()))
-            os.rmdir(path)
+    cgroups.teardown(conf.slot)
+
+
+def clear(conf: Confinement) -> int:
+    """Remove what the last candidate left: every process but the template
+    (SIGKILL), then its SysV IPC objects and, where candidates share the
+    work root's owner, everything in the work root. Returns the processes
+    killed.
+
+    Cheap when nothing is left: one small read (the slot's cgroup.procs, or
+    the template's list of children) and three IPC_INFO calls.
+    """
+    if conf.slot.procs is not None:
+        killed = _kill_listed(conf.slot.procs)
+    elif conf.pid_init:
+        killed = _kill_namespace()
+    else:
+        killed = 0
+    if conf.ipc_private:
+        namespaces.remove_ipc_objects()
+    if conf.shared_root is not None:
+        _empty(conf.shared_root)
+    return killed
+
+
+def _empty(root: str) -> None:
+    for entry in os.scandir(root):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 def kill_cgroup(conf: Confinement) -> int:
-    """SIGKILL every process in the slot's pids cgroup except the template.
+    """Kept for callers of the old name: see `clear`."""
+    return clear(conf)
 
-    Cheap when empty (one small read). A process forking while we kill is
-    caught on the next pass; pids.max bounds how many there can be.
+
+def _kill_listed(procs: str) -> int:
+    """SIGKILL every process listed in a cgroup.procs except the template.
+
+    A process forking while we kill is caught on the next pass; pids.max
+    bounds how many there can be.
     """
-    if conf.pids_procs is None:
-        return 0
     me = os.getpid()
     killed = 0
     for _ in range(10_000):
-        with open(conf.pids_procs, "rb") as fh:
-            pids = [int(p) for p in fh.read().split() if int(p) != me]
+        with open(procs, "rb") as fh:
+            pids = [int(p) for p in fh.read().split() if int(p) not in (0, me)]
         if not pids:
             break
         for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
+            try:
                 os.kill(pid, signal.SIGKILL)
                 killed += 1
+            except ProcessLookupError:
+                pass
         _reap_some()
     return killed
+
+
+def _kill_namespace() -> int:
+    """As init of the namespace: kill(-1) reaches every process in it but us.
+
+    Every live process descends from the template, and an orphan is
+    re-parented to it, so "no children" means nothing is left.
+    """
+    if os.getpid() != 1:
+        return 0  # never kill(-1) outside a namespace of our own
+    killed = 0
+    for n in range(10_000):
+        if not _has_children():
+            break
+        try:
+            os.kill(-1, signal.SIGKILL)
+            killed += 1
+        except ProcessLookupError:
+            pass
+        _reap_some()
+        time.sleep(0 if n < 100 else 0.001)
+    return killed
+
+
+def _has_children() -> bool:
+    with open("/proc/thread-self/children", "rb") as fh:
+        return bool(fh.read().strip())
 
 
 def _reap_some() -> None:
@@ -459,10 +418,10 @@ def _reap_some() -> None:
 
 
 def oom_kills(conf: Confinement) -> int:
-    """The cgroup's OOM-kill counter (0 without a memory cgroup)."""
-    if conf.oom_control is None:
+    """The memory cgroup's OOM-kill counter (0 without a memory cgroup)."""
+    if conf.slot.oom_events is None:
         return 0
-    with open(conf.oom_control, "rb") as fh:
+    with open(conf.slot.oom_events, "rb") as fh:
         for line in fh:
             if line.startswith(b"oom_kill "):
                 return int(line.split()[1])
@@ -479,7 +438,7 @@ def confine_child(conf: Confinement) -> None:
     template reported cannot be applied, so the job becomes an error rather
     than an unconfined run.
     """
-    if conf.cgroups:
+    if conf.slot.oom_events is not None:
         # Under memory pressure the kernel must pick the candidate, never
         # the template sharing its cgroup.
         _write("/proc/self/oom_score_adj", "1000")
@@ -489,6 +448,8 @@ def confine_child(conf: Confinement) -> None:
         os.setresuid(conf.uid, conf.uid, conf.uid)
     elif conf.drop_caps:
         _drop_capabilities()
+        if conf.nproc is not None:
+            resource.setrlimit(resource.RLIMIT_NPROC, (conf.nproc, conf.nproc))
     if conf.ruleset_fd is not None:
         if int(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
             raise OSError(ctypes.get_errno(), "no_new_privs")

@@ -47,8 +47,9 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import harness, layers, protocol, workdir
+    from . import fairness, harness, layers, protocol, workdir
 except ImportError:
+    import fairness  # type: ignore[no-redef,import-not-found]
     import harness  # type: ignore[no-redef,import-not-found]
     import layers  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
@@ -160,6 +161,7 @@ class Template:
         token = self.secret + job.id.to_bytes(8, "little", signed=False)
         channel = self._channel(job) if job.kind == "serve" else None
         r, w = os.pipe()
+        tree_cpu0 = fairness.children_cpu_ms()
         t0 = time.perf_counter()
         pid = os.fork()
         if pid == 0:
@@ -185,6 +187,7 @@ class Template:
             os.close(channel)
         try:
             data, wall_killed, too_big = self._wait(pid, r, t0)
+            run_delay = fairness.run_delay_ms(pid) if wall_killed else 0.0
             _, status, usage = os.wait4(pid, 0)
         finally:
             os.close(r)
@@ -196,6 +199,12 @@ class Template:
         oom = layers.oom_kills(self.conf)
         oom_killed, self.oom_seen = oom > self.oom_seen, oom
         outcome = self._judge(job, token, data, status, wall_killed, too_big, wall_ms, cpu_ms, tail)
+        if outcome.status == "timeout" and wall_killed:
+            # Starved by the machine, not the candidate's timeout: infra_error.
+            tree_cpu = fairness.children_cpu_ms() - tree_cpu0
+            starved = fairness.starved(self.limits.wall_s, wall_ms, tree_cpu, run_delay)
+            if starved is not None:
+                outcome = msgspec.structs.replace(outcome, status="infra_error", reason=starved)
         if oom_killed:
             reason = "memory limit exceeded (all of the candidate's processes together)"
             if outcome.reason:
@@ -303,7 +312,7 @@ class Template:
         """Kill the child's group and reap every orphan this subreaper got."""
         if pid > 0:
             _killpg(pid)
-        layers.kill_cgroup(self.conf)
+        layers.clear(self.conf)
         for _ in range(1000):
             kids = _children()
             if not kids:
@@ -507,7 +516,7 @@ def main() -> None:
         1,
         protocol.encode_frame(
             protocol.Ready(
-                pid=os.getpid(),
+                pid=template.conf.host_pid,
                 layers=template.layers,
                 warnings=template.warnings,
                 missing=template.missing,

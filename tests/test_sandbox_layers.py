@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from aioeval.pool import LocalPool
-from aioeval.sandbox import layers
+from aioeval.sandbox import cgroups, layers, namespaces
 from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio
@@ -96,22 +96,23 @@ async def test_cgroups_are_removed_after_close_and_after_a_crash() -> None:
         slot = pool._slots[0]
         assert slot.ready is not None
         seen += slot.ready.cgroups
-        assert len(seen) == 2 and all(os.path.isdir(p) for p in seen)
+        assert len(seen) == 3 and all(os.path.isdir(p) for p in seen)
         os.kill(slot.ready.pid, signal.SIGKILL)  # a template we started
         assert (await pool.run(CHECK)).status == "passed"
         assert slot.ready.cgroups[0] not in seen
         seen += slot.ready.cgroups
-        assert not any(os.path.exists(p) for p in seen[:2])
+        assert not any(os.path.exists(p) for p in seen[:3])
     assert not any(os.path.exists(p) for p in seen)
 
 
 UNPRIVILEGED = """
-import json, os, anyio
+import contextlib, io, json, os, shutil, sys, tempfile, anyio
+from aioeval.cli import main as cli
 from aioeval.errors import SandboxError
 from aioeval.pool import LocalPool
 from aioeval.sandbox.protocol import Limits
 
-LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32)
+LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32, nproc=32)
 ATTACK = '''
 import os, socket
 errors = []
@@ -120,40 +121,78 @@ for attempt in (
     lambda: open("/tmp/aioeval-unpriv-%d", "w"),
     lambda: open("/proc/%d/environ", "rb").read(),
     lambda: os.kill(os.getppid(), 9),
+    lambda: socket.socket(socket.AF_UNIX),
 ):
     try:
         attempt()
     except OSError as exc:
         errors.append(type(exc).__name__)
-assert len(errors) == 4, errors
+assert len(errors) == 5, errors
+# Only itself: hidepid hides the template too (same uid, but more privileged).
+pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+assert pids == [os.getpid()], pids
 ''' % (os.getpid(), os.getpid())
+FORKS = '''
+import os, time
+made = 0
+for _ in range(100):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    made += 1
+print("made", made)
+'''
 
 async def main():
     report = {"uid": os.geteuid()}
     async with LocalPool(workers=1, limits=LIMITS, isolation="best") as pool:
         report["layers"] = pool.layers
+        report["missing"] = pool.missing
         report["warnings"] = pool.warnings
         out = await pool.run(ATTACK)
         report["attack"] = [out.status, out.reason]
+        out = await pool.run(FORKS)
+        report["forks"] = [out.status, out.output_tail]
+        out = await pool.run("x = bytearray(600 * 2**20)")
+        report["one_big"] = [out.status, out.reason]
+        # Candidates share the work root's owner here: nothing left in it
+        # reaches the next candidate.
+        await pool.run("open('../stash', 'w').write('left behind')")
+        out = await pool.run("import os\\nassert os.listdir('..') == ['cand'], os.listdir('..')")
+        report["stash"] = [out.status, out.reason]
     try:
         async with LocalPool(workers=1, limits=LIMITS, isolation="strict") as pool:
             report["strict"] = "started"
     except SandboxError as exc:
         report["strict"] = str(exc)
-    print(json.dumps(report))
+    return report
 
-anyio.run(main)
+report = anyio.run(main)
+out_dir = tempfile.mkdtemp(prefix="aioeval-unpriv-")
+err = io.StringIO()
+with contextlib.redirect_stderr(err):
+    code = cli(["run", "--benchmark", "human-eval", "--set", "params.execute=true",
+                "--set", "params.limit=2", "--out", out_dir + "/run", "--quiet"])
+with open(out_dir + "/run/summary.json") as fh:
+    summary = json.load(fh)
+shutil.rmtree(out_dir)
+report["cli"] = [code, err.getvalue(), summary["isolation"], summary["missing"]]
+print(json.dumps(report))
 """
 
 
 def _become_nobody() -> None:
     """preexec: a private view of the interpreter's directories, then uid 65534."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(layers.CLONE_NEWNS) != 0:
+    if libc.unshare(namespaces.CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
-    libc.mount(b"none", b"/", None, layers.MS_REC | layers.MS_PRIVATE, None)
+    libc.mount(b"none", b"/", None, namespaces.MS_REC | namespaces.MS_PRIVATE, None)
     code = [sys.prefix, sys.base_prefix, *[p for p in sys.path if os.path.isdir(p)]]
-    problem = layers.expose(code, "/tmp/aioeval-unused")
+    problem = namespaces.expose(code, "/tmp/aioeval-unused")
     if problem is not None:
         raise OSError(problem)
     os.setgroups([])
@@ -171,18 +210,32 @@ def test_unprivileged_engine_uses_a_user_namespace() -> None:
         cwd="/tmp",
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    report = json.loads(proc.stdout)
+    report = json.loads(proc.stdout.splitlines()[-1])
     assert report["uid"] == 65534
     if "user-namespace" not in report["layers"]:
         pytest.skip(f"no unprivileged user namespaces here: {report['warnings']}")
-    for name in ("network-namespace", "landlock", "disk-tmpfs"):
+    # What it gets from the user namespace ...
+    for name in ("pid-namespace", "network-namespace", "ipc-namespace", "landlock", "seccomp"):
         assert name in report["layers"], report
+    assert "disk-tmpfs" in report["layers"], report
     assert report["attack"][0] == "passed", report
-    missing = [w for w in report["warnings"] if w.startswith("cgroup-memory")]
-    assert missing, report
+    # ... and the limits that hold: processes (RLIMIT_NPROC, counted per
+    # user namespace) and the per-process address space.
+    status, tail = report["forks"]
+    assert status == "passed" and int(tail.split()[-1]) < 32, report
+    assert report["one_big"][0] == "failed" and "MemoryError" in report["one_big"][1], report
+    assert report["stash"][0] == "passed", report
+    # What it could not get is said: missing, in summary.json, at the end of
+    # the CLI run, and strict refuses.
+    cgroup_layers = ["cgroup-memory", "cgroup-pids", "cgroup-cpu"]
+    assert report["missing"] == cgroup_layers, report
+    code, stderr, isolation, missing = report["cli"]
+    assert code == 0 and missing == cgroup_layers, report
+    assert not set(cgroup_layers) & set(isolation), report
+    assert "lacked isolation layers: cgroup-memory, cgroup-pids, cgroup-cpu" in stderr, report
     assert report["strict"].startswith("isolation=strict refused: cgroup-memory"), report
 
 
@@ -191,7 +244,8 @@ async def test_cgroups_of_templates_killed_with_their_engine_are_swept() -> None
     # A template dies with its engine (parent-death signal) before it can
     # remove its cgroups; the next template started there removes them.
     dead = _dead_pid()
-    own = layers._own_cgroup("pids")
+    with open("/proc/self/cgroup") as fh:
+        own = cgroups.parse_proc_cgroup(fh.read()).get("pids")
     assert own is not None
     parent = "/sys/fs/cgroup/pids" + own.rstrip("/")
     stale = os.path.join(parent, f"aioeval-{dead}")

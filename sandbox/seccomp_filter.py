@@ -1,0 +1,285 @@
+"""A seccomp filter that takes kernel surface away from candidates.
+
+Installed once in the template at the end of its setup and inherited by
+every child it forks, so it costs nothing per candidate (syscalls the
+filter allows whatever their arguments are answered from the kernel's
+per-filter cache). The template itself needs none of what it refuses.
+
+What it refuses, and why:
+
+- sockets other than AF_INET/AF_INET6 (which the network namespace and
+  Landlock already leave useless): no AF_UNIX socket can be made, so no
+  filesystem or abstract Unix socket on the host (X11, D-Bus, a database)
+  can be reached; no AF_NETLINK, AF_PACKET, AF_VSOCK or other families.
+  ``socketpair`` stays for AF_UNIX stream and seqpacket pairs (asyncio and
+  multiprocessing.Pipe use them); a datagram pair is refused, because
+  ``sendto`` on it can name any socket path.
+- new namespaces: ``unshare``, ``setns``, ``clone`` with a CLONE_NEW* flag;
+  ``clone3`` answers ENOSYS so the C library falls back to ``clone``.
+- ways around the other layers or into rarely hardened kernel code:
+  io_uring (its operations bypass this filter), keyrings (a uid's keyring
+  would outlive the candidate), POSIX message queues, bpf, perf events,
+  userfaultfd, ptrace and process_vm_*, pidfd_getfd, the kernel log.
+- scheduling changes (nice, policies, affinity), so a candidate cannot make
+  itself look starved by the machine (see `fairness`).
+
+A syscall of another architecture (the i386 entry on x86-64) or an x32
+syscall kills the process: the numbers below would not apply to it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import struct
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+RET_KILL_PROCESS = 0x80000000
+RET_ERRNO = 0x00050000
+RET_ALLOW = 0x7FFF0000
+
+# Classic BPF opcodes.
+LD_ABS_W = 0x20  # BPF_LD | BPF_W | BPF_ABS
+JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+AND = 0x54  # BPF_ALU | BPF_AND | BPF_K
+RET = 0x06  # BPF_RET | BPF_K
+
+# struct seccomp_data offsets (little-endian: an argument's low 32 bits).
+NR, ARCH = 0, 4
+
+
+def _arg(n: int) -> int:
+    return 16 + 8 * n
+
+
+AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+SOCK_STREAM, SOCK_SEQPACKET = 1, 5
+CLONE_NEW_ANY = (
+    0x00000080  # CLONE_NEWTIME
+    | 0x00020000  # CLONE_NEWNS
+    | 0x02000000  # CLONE_NEWCGROUP
+    | 0x04000000  # CLONE_NEWUTS
+    | 0x08000000  # CLONE_NEWIPC
+    | 0x10000000  # CLONE_NEWUSER
+    | 0x20000000  # CLONE_NEWPID
+    | 0x40000000  # CLONE_NEWNET
+)
+X32_BIT = 0x40000000
+
+DENIED = (
+    "unshare",
+    "setns",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    "syslog",
+    "setpriority",
+    "sched_setparam",
+    "sched_setscheduler",
+    "sched_setattr",
+    "sched_setaffinity",
+)
+
+
+class Arch:
+    """Audit architecture value and syscall numbers of one ABI."""
+
+    def __init__(self, audit: int, x32_bit: bool, numbers: dict[str, int]) -> None:
+        self.audit = audit
+        self.x32_bit = x32_bit
+        self.nr = numbers
+
+
+# From the kernel's arch/x86/entry/syscalls/syscall_64.tbl and
+# include/uapi/asm-generic/unistd.h (arm64).
+ARCHES = {
+    "x86_64": Arch(
+        0xC000003E,
+        True,
+        {
+            "socket": 41,
+            "socketpair": 53,
+            "clone": 56,
+            "clone3": 435,
+            "unshare": 272,
+            "setns": 308,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "keyctl": 250,
+            "add_key": 248,
+            "request_key": 249,
+            "mq_open": 240,
+            "mq_unlink": 241,
+            "mq_timedsend": 242,
+            "mq_timedreceive": 243,
+            "mq_notify": 244,
+            "mq_getsetattr": 245,
+            "bpf": 321,
+            "perf_event_open": 298,
+            "userfaultfd": 323,
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "pidfd_getfd": 438,
+            "syslog": 103,
+            "setpriority": 141,
+            "sched_setparam": 142,
+            "sched_setscheduler": 144,
+            "sched_setattr": 314,
+            "sched_setaffinity": 203,
+        },
+    ),
+    "aarch64": Arch(
+        0xC00000B7,
+        False,
+        {
+            "socket": 198,
+            "socketpair": 199,
+            "clone": 220,
+            "clone3": 435,
+            "unshare": 97,
+            "setns": 268,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "keyctl": 219,
+            "add_key": 217,
+            "request_key": 218,
+            "mq_open": 180,
+            "mq_unlink": 181,
+            "mq_timedsend": 182,
+            "mq_timedreceive": 183,
+            "mq_notify": 184,
+            "mq_getsetattr": 185,
+            "bpf": 280,
+            "perf_event_open": 241,
+            "userfaultfd": 282,
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
+            "pidfd_getfd": 438,
+            "syslog": 116,
+            "setpriority": 140,
+            "sched_setparam": 118,
+            "sched_setscheduler": 119,
+            "sched_setattr": 274,
+            "sched_setaffinity": 122,
+        },
+    ),
+}
+
+_INSN = struct.Struct("=HBBI")
+
+
+class _Program:
+    """Classic BPF with forward jumps to named labels, resolved at the end."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple[int, str | int, str | int, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def stmt(self, op: int, k: int) -> None:
+        self.code.append((op, 0, 0, k))
+
+    def jump(self, op: int, k: int, yes: str | int, no: str | int = 0) -> None:
+        self.code.append((op, yes, no, k))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.code)
+
+    def assemble(self) -> bytes:
+        out = bytearray()
+        for i, (op, yes, no, k) in enumerate(self.code):
+            jt = yes if isinstance(yes, int) else self.labels[yes] - i - 1
+            jf = no if isinstance(no, int) else self.labels[no] - i - 1
+            if not (0 <= jt <= 255 and 0 <= jf <= 255):
+                raise ValueError("seccomp jump out of range")
+            out += _INSN.pack(op, jt, jf, k)
+        return bytes(out)
+
+
+def build(arch: Arch) -> bytes:
+    """The filter program for `arch` (pure: tested without installing it)."""
+    p = _Program()
+    p.stmt(LD_ABS_W, ARCH)
+    p.jump(JEQ, arch.audit, 0, "kill")
+    p.stmt(LD_ABS_W, NR)
+    if arch.x32_bit:
+        p.jump(JGE, X32_BIT, "kill")
+    p.jump(JEQ, arch.nr["socket"], "socket")
+    p.jump(JEQ, arch.nr["socketpair"], "socketpair")
+    p.jump(JEQ, arch.nr["clone"], "clone")
+    p.jump(JEQ, arch.nr["clone3"], "enosys")
+    for name in DENIED:
+        p.jump(JEQ, arch.nr[name], "eperm")
+    p.stmt(RET, RET_ALLOW)
+    p.label("socket")
+    p.stmt(LD_ABS_W, _arg(0))
+    p.jump(JEQ, AF_INET, "allow")
+    p.jump(JEQ, AF_INET6, "allow", "eafnosupport")
+    p.label("socketpair")
+    p.stmt(LD_ABS_W, _arg(0))
+    p.jump(JEQ, AF_UNIX, 0, "eafnosupport")
+    p.stmt(LD_ABS_W, _arg(1))
+    p.stmt(AND, 0xF)  # the type without SOCK_NONBLOCK / SOCK_CLOEXEC
+    p.jump(JEQ, SOCK_STREAM, "allow")
+    p.jump(JEQ, SOCK_SEQPACKET, "allow", "eperm")
+    p.label("clone")
+    p.stmt(LD_ABS_W, _arg(0))
+    p.jump(JSET, CLONE_NEW_ANY, "eperm", "allow")
+    p.label("enosys")
+    p.stmt(RET, RET_ERRNO | errno.ENOSYS)
+    p.label("eperm")
+    p.stmt(RET, RET_ERRNO | errno.EPERM)
+    p.label("eafnosupport")
+    p.stmt(RET, RET_ERRNO | errno.EAFNOSUPPORT)
+    p.label("allow")
+    p.stmt(RET, RET_ALLOW)
+    p.label("kill")
+    p.stmt(RET, RET_KILL_PROCESS)
+    return p.assemble()
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install() -> str | None:
+    """Install the filter on the calling process (and so on all it forks)."""
+    arch = ARCHES.get(os.uname().machine)
+    if arch is None or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return f"no syscall table for {os.uname().machine}"
+    code = build(arch)
+    buf = ctypes.create_string_buffer(code, len(code))
+    prog = _SockFprog(len(code) // _INSN.size, ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    # no_new_privs lets an unprivileged process install a filter; the
+    # template never executes anything, so it gives nothing up.
+    if int(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
+        return f"no_new_privs failed: {os.strerror(ctypes.get_errno())}"
+    if int(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)) != 0:
+        return f"cannot install the seccomp filter: {os.strerror(ctypes.get_errno())}"
+    return None

@@ -1,0 +1,108 @@
+"""What a sandbox run left on the host, seen from outside the sandbox.
+
+Shared by the isolation tests: processes of the candidates' uids, processes
+below the templates, and SysV IPC objects (the host's ``ipcs``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from aioeval.pool import LocalPool
+from aioeval.sandbox.layers import UID_BASE
+
+
+def template_pids(pool: LocalPool) -> list[int]:
+    return [s.ready.pid for s in pool._slots if s.ready is not None]
+
+
+def candidate_uids(pool: LocalPool) -> set[int]:
+    return {UID_BASE + pid for pid in template_pids(pool)}
+
+
+def _status(pid: str) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return {}
+    return dict(line.split(":\t", 1) for line in lines if ":\t" in line)
+
+
+def processes_of(uids: set[int]) -> list[int]:
+    """Live (non-zombie) processes whose real uid is one of `uids`."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        fields = _status(name)
+        uid = fields.get("Uid", "").split()[:1]
+        if uid and int(uid[0]) in uids and not fields.get("State", "").startswith("Z"):
+            found.append(int(name))
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Live processes below `pid` (host view)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{current}/task/{tid}/children") as fh:
+                    kids = [int(x) for x in fh.read().split()]
+            except OSError:
+                continue
+            found += [k for k in kids if not _status(str(k)).get("State", "Z").startswith("Z")]
+            todo += kids
+    return found
+
+
+def ipc_objects(keys: set[int], uids: set[int]) -> list[str]:
+    """Host SysV objects with one of `keys` or created or owned by `uids`.
+
+    Read from /proc/sysvipc (what ``ipcs`` reads), with ``ipcs`` itself run
+    as a cross-check of the owners it prints.
+    """
+    found = []
+    for kind in ("shm", "msg", "sem"):
+        with open(f"/proc/sysvipc/{kind}") as fh:
+            header, *rows = fh.read().splitlines()
+        names = header.split()
+        for row in rows:
+            cols = dict(zip(names, row.split(), strict=False))
+            owners = {int(cols["uid"]), int(cols["cuid"])}
+            if int(cols["key"]) in keys or owners & uids:
+                found.append(f"{kind}: {row}")
+    listing = subprocess.run(["ipcs", "-a", "-c"], capture_output=True, text=True, check=True)
+    assert not any(f" {uid} " in listing.stdout for uid in uids), listing.stdout
+    return found
+
+
+def sockets_of(uids: set[int]) -> list[str]:
+    """Host TCP/UDP sockets (the engine's network namespace) owned by `uids`."""
+    found = []
+    for table in ("tcp", "tcp6", "udp", "udp6"):
+        with open(f"/proc/net/{table}") as fh:
+            header, *rows = fh.read().splitlines()
+        # tx_queue:rx_queue and tr:tm->when are one column each in the rows.
+        col = header.split().index("uid") - 2
+        found += [f"{table}: {row}" for row in rows if int(row.split()[col]) in uids]
+    return found
+
+
+def assert_nothing_left(pool: LocalPool, keys: frozenset[int] = frozenset()) -> None:
+    """No candidate process, nothing below a template, no SysV object, no
+    socket of a candidate uid on the host."""
+    uids = candidate_uids(pool)
+    assert processes_of(uids) == []
+    for pid in template_pids(pool):
+        assert descendants(pid) == [], pid
+    assert ipc_objects(set(keys), uids) == []
+    assert sockets_of(uids) == []

@@ -1,0 +1,245 @@
+"""The seccomp filter: its program (run here by a small classic-BPF
+interpreter, for both architectures) and, through the real sandbox, the
+attacks it stops: Unix sockets on the host, other socket families, new
+namespaces, keyrings, io_uring.
+
+Run inside the safety net (``tests/safety_net.sh python -m pytest ...``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import struct
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hostcheck import assert_nothing_left
+
+from aioeval.pool import LocalPool
+from aioeval.sandbox import seccomp_filter as sf
+from aioeval.sandbox.protocol import Limits
+
+pytestmark = pytest.mark.anyio
+
+LIMITS = Limits(cpu_s=3.0, wall_s=8.0, memory_mb=512, fsize_mb=8, disk_mb=32, nproc=64)
+ALLOW, KILL = "allow", "kill"
+
+
+def run_filter(code: bytes, arch: int, nr: int, args: tuple[int, ...] = ()) -> str | int:
+    """Evaluate a classic BPF seccomp program: "allow", "kill" or an errno."""
+    data = struct.pack("<iIQ6Q", nr, arch, 0, *(list(args) + [0] * (6 - len(args))))
+    insns = [struct.unpack_from("=HBBI", code, i) for i in range(0, len(code), 8)]
+    acc, pc = 0, 0
+    while True:
+        op, jt, jf, k = insns[pc]
+        pc += 1
+        if op == sf.LD_ABS_W:
+            acc = struct.unpack_from("<I", data, k)[0]
+        elif op == sf.AND:
+            acc &= k
+        elif op in (sf.JEQ, sf.JGE, sf.JSET):
+            hit = acc == k if op == sf.JEQ else acc >= k if op == sf.JGE else bool(acc & k)
+            pc += jt if hit else jf
+        elif op == sf.RET:
+            if k == sf.RET_ALLOW:
+                return ALLOW
+            if k == sf.RET_KILL_PROCESS:
+                return KILL
+            assert k & 0xFFFF0000 == sf.RET_ERRNO
+            return k & 0xFFFF
+        else:
+            raise AssertionError(f"unexpected opcode {op:#x}")
+
+
+@pytest.mark.parametrize("machine", sorted(sf.ARCHES))
+def test_filter_decisions(machine: str) -> None:
+    arch = sf.ARCHES[machine]
+    code = sf.build(arch)
+    nr = arch.nr
+
+    def call(name: str, *args: int) -> str | int:
+        return run_filter(code, arch.audit, nr[name], args)
+
+    assert call("socket", socket.AF_INET, socket.SOCK_STREAM) == ALLOW
+    assert call("socket", socket.AF_INET6, socket.SOCK_DGRAM) == ALLOW
+    for family in (socket.AF_UNIX, socket.AF_NETLINK, socket.AF_PACKET, 40, 0):  # 40: vsock
+        assert call("socket", family, socket.SOCK_STREAM) == errno.EAFNOSUPPORT
+    # Only the low 32 bits of an int argument count, as in the kernel.
+    assert call("socket", (1 << 32) | socket.AF_UNIX) == errno.EAFNOSUPPORT
+    flags = socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK
+    assert call("socketpair", socket.AF_UNIX, socket.SOCK_STREAM | flags) == ALLOW
+    assert call("socketpair", socket.AF_UNIX, socket.SOCK_SEQPACKET) == ALLOW
+    for kind in (socket.SOCK_DGRAM, socket.SOCK_RAW):  # unix SOCK_RAW is a datagram socket
+        assert call("socketpair", socket.AF_UNIX, kind | flags) == errno.EPERM
+    assert call("socketpair", socket.AF_INET, socket.SOCK_STREAM) == errno.EAFNOSUPPORT
+    assert call("clone", 0x01200011) == ALLOW  # what fork() passes
+    assert call("clone", 0x003D0F00) == ALLOW  # what pthread_create passes
+    for flag in (0x10000000, 0x20000000, 0x40000000, 0x00020000, 0x08000000, 0x80):
+        assert call("clone", 0x01200011 | flag) == errno.EPERM
+    assert call("clone3") == errno.ENOSYS
+    for name in sf.DENIED:
+        assert call(name) == errno.EPERM, name
+    for name in ("read", "write", "openat") if machine == "x86_64" else ():
+        assert run_filter(code, arch.audit, {"read": 0, "write": 1, "openat": 257}[name]) == ALLOW
+    assert run_filter(code, 0x40000003, 1) == KILL  # i386 entry on x86-64
+    if arch.x32_bit:
+        assert run_filter(code, arch.audit, sf.X32_BIT | nr["socket"], (1,)) == KILL
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _pool() -> LocalPool:
+    pool = LocalPool(workers=1, limits=LIMITS)
+    await pool.start()
+    if "seccomp" not in pool.layers or "pid-namespace" not in pool.layers:
+        await pool.aclose()
+        pytest.skip(f"seccomp unavailable here: {pool.warnings}")
+    return pool
+
+
+FOLLOWER = "import json\nassert json.loads(json.dumps({'a': [1, 2]})) == {'a': [1, 2]}\n"
+
+
+@pytest.fixture
+def unix_listeners() -> Iterator[tuple[Path, socket.socket, socket.socket]]:
+    """A world-writable directory of ours with a stream listener and a
+    datagram socket in it, both mode 0777 (as X11's or D-Bus's are)."""
+    where = Path(tempfile.mkdtemp(prefix="aioeval-unix-"))
+    where.chmod(0o777)
+    stream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stream.bind(str(where / "stream.sock"))
+    stream.listen(4)
+    stream.setblocking(False)
+    dgram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    dgram.bind(str(where / "dgram.sock"))
+    dgram.setblocking(False)
+    for name in ("stream.sock", "dgram.sock"):
+        (where / name).chmod(0o777)
+    yield where, stream, dgram
+    stream.close()
+    dgram.close()
+    for name in ("stream.sock", "dgram.sock"):
+        (where / name).unlink()
+    where.rmdir()
+
+
+async def test_unix_sockets_on_the_host_are_unreachable(
+    unix_listeners: tuple[Path, socket.socket, socket.socket],
+) -> None:
+    where, stream, dgram = unix_listeners
+    io_uring_setup = sf.ARCHES[os.uname().machine].nr["io_uring_setup"]
+    program = f"""
+        import ctypes, socket
+        stream_path, dgram_path = {str(where / "stream.sock")!r}, {str(where / "dgram.sock")!r}
+        def connect_stream():
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(stream_path)
+            s.sendall(b"hello")
+        def send_datagram():
+            socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"hello", dgram_path)
+        def datagram_pair():
+            a, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+            a.sendto(b"hello", dgram_path)
+        def raw_pair():  # AF_UNIX SOCK_RAW is a datagram socket in disguise
+            a, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)
+            a.sendto(b"hello", dgram_path)
+        def abstract():
+            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect("\\0aioeval-test")
+        def stream_pair_sendto():
+            a, _ = socket.socketpair()
+            a.sendto(b"hello", dgram_path)
+        def io_uring():
+            libc = ctypes.CDLL(None, use_errno=True)
+            params = ctypes.create_string_buffer(120)
+            if libc.syscall({io_uring_setup}, 4, params) < 0:
+                raise OSError(ctypes.get_errno(), "io_uring_setup")
+        refused = []
+        for attempt in (connect_stream, send_datagram, datagram_pair, raw_pair, abstract,
+                        stream_pair_sendto, io_uring):
+            try:
+                attempt()
+            except OSError as exc:
+                refused.append(exc.errno)
+            else:
+                raise AssertionError(attempt.__name__ + " got through")
+        # What ordinary code needs still works.
+        a, b = socket.socketpair()
+        a.sendall(b"x")
+        assert b.recv(1) == b"x"
+        print(refused)
+    """
+    pool = await _pool()
+    try:
+        out = await pool.run(textwrap.dedent(program))
+        assert out.status == "passed", out
+        with pytest.raises(BlockingIOError):
+            stream.accept()  # no connection arrived
+        with pytest.raises(BlockingIOError):
+            dgram.recv(64)  # no datagram arrived
+        assert sorted(os.listdir(where)) == ["dgram.sock", "stream.sock"]
+        for _ in range(3):
+            out = await pool.run(FOLLOWER)
+            assert out.status == "passed", out
+        assert_nothing_left(pool)
+    finally:
+        await pool.aclose()
+
+
+async def test_kernel_surface_is_closed() -> None:
+    nr = sf.ARCHES[os.uname().machine].nr
+    attack = f"""
+        import ctypes, os, socket
+        libc = ctypes.CDLL(None, use_errno=True)
+        def refused(result):
+            return result == -1 and ctypes.get_errno() in (1, 38)  # EPERM, ENOSYS
+        assert refused(libc.unshare(0x10000000)), "user namespace"
+        assert refused(libc.unshare(0x40000000)), "network namespace"
+        assert refused(libc.syscall({nr["clone3"]}, None, 0)), "clone3"
+        for family in (40, socket.AF_NETLINK, socket.AF_PACKET):  # 40: AF_VSOCK
+            try:
+                socket.socket(family, socket.SOCK_RAW if family != 40 else socket.SOCK_STREAM)
+            except OSError:
+                continue
+            raise AssertionError(f"socket family {{family}} created")
+        # A key in the uid's keyring would outlive this candidate.
+        key = libc.syscall({nr["add_key"]}, b"user", b"aioeval", b"leak", 4, -4)
+        assert refused(key), "add_key"
+        assert refused(libc.syscall({nr["setpriority"]}, 0, 0, 19)), "nice"
+        assert refused(libc.syscall({nr["bpf"]}, 0, None, 0)), "bpf"
+        # Threads, fork and subprocesses still work.
+        import subprocess, threading
+        box = []
+        t = threading.Thread(target=box.append, args=(1,))
+        t.start(); t.join()
+        assert box == [1]
+        pid = os.fork()
+        if pid == 0:
+            os._exit(3)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 3
+        assert subprocess.run(["true"]).returncode == 0
+    """
+    look_for_the_key = f"""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        found = libc.syscall({nr["request_key"]}, b"user", b"aioeval", None, -4)
+        assert found == -1, "a key from an earlier candidate"
+    """
+    pool = await _pool()
+    try:
+        out = await pool.run(textwrap.dedent(attack))
+        assert out.status == "passed", out
+        out = await pool.run(textwrap.dedent(look_for_the_key))
+        assert out.status == "passed", out
+        out = await pool.run(FOLLOWER)
+        assert out.status == "passed", out
+        assert_nothing_left(pool)
+    finally:
+        await pool.aclose()
