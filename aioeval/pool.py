@@ -263,7 +263,9 @@ class _Slot:
         assert self.link is not None, "the verifier's link belongs to a live template"
         link_fd = self.link.fileno()
         try:
-            verifier = await _Process.spawn(self.pool, "verifier.py", link_fd)
+            # Recorded before anything else is awaited: a cancellation from
+            # here on must still find it to kill.
+            verifier = self.verifier = await _Process.spawn(self.pool, "verifier.py", link_fd)
         finally:
             self.link.close()
             self.link = None

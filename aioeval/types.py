@@ -93,6 +93,9 @@ class InfraError(msgspec.Struct, frozen=True, kw_only=True, tag="infra_error", t
 
 
 Verdict = Passed | Failed | Timeout | Error | InfraError
+MAX_REASON = 2000
+"""Characters of a verdict's reason kept in results.jsonl (reasons can carry
+text a candidate chose, so they are bounded)."""
 Status = Literal["passed", "failed", "timeout", "error", "infra_error"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "timeout", "error", "infra_error")
 
@@ -147,7 +150,7 @@ def make_result(
         problem_id=candidate.problem_id,
         sample_index=candidate.sample_index,
         status=status_of(verdict),
-        reason=verdict.reason,
+        reason=verdict.reason[:MAX_REASON],
         candidate=candidate.text,
         raw=candidate.raw if candidate.raw != candidate.text else None,
         wall_ms=execution.wall_ms,

@@ -62,6 +62,9 @@ class SlotCgroups:
     """File with the memory cgroup's ``oom_kill N`` counter."""
     where: dict[str, tuple[int, str]] = field(default_factory=dict)
     """Controllers in force: cgroup version and directory."""
+    cpu_usage: str | None = None
+    """A counter of the CPU used by every process of the slot, the template
+    included: v1 ``cpuacct.usage`` (ns) or v2 ``cpu.stat`` (usage_usec)."""
 
 
 def parse_mountinfo(text: str) -> list[Mount]:
@@ -122,14 +125,16 @@ def _under(mount: Mount, path: str) -> str | None:
     return os.path.normpath(mount.path + "/" + path[len(root) :])
 
 
-def locate(mounts: list[Mount], own: dict[str, str]) -> tuple[dict[str, str], str | None]:
+def locate(
+    mounts: list[Mount], own: dict[str, str], controllers: tuple[str, ...] = CONTROLLERS
+) -> tuple[dict[str, str], str | None]:
     """Our v1 directory per controller bound to a mounted v1 hierarchy, and
     our v2 directory (None without a cgroup2 mount we can see ourselves in)."""
     v1: dict[str, str] = {}
     v2: str | None = None
     for m in mounts:
         if m.version == 1:
-            for ctrl in m.controllers & set(CONTROLLERS):
+            for ctrl in m.controllers & set(controllers):
                 where = _under(m, own.get(ctrl, "\0"))
                 if where is not None:
                     v1[ctrl] = where
@@ -191,7 +196,46 @@ def prepare(*, name: str, engine_pid: int, memory_bytes: int, nproc: int) -> Slo
             slot.problems[ctrl] = f"no cgroup v1 {ctrl} controller and no cgroup v2 mounted"
     elif rest and v2 is not None:
         _prepare_v2(slot, v2, rest, name, engine_pid, memory_bytes, nproc)
+    _accounting(slot, mounts, own, name)
     return slot
+
+
+def _accounting(slot: SlotCgroups, mounts: list[Mount], own: dict[str, str], name: str) -> None:
+    """Find (or make) a counter of the slot's whole CPU use: rusage misses
+    processes nobody waits for (a candidate may ignore SIGCHLD)."""
+    for version, path in slot.where.values():
+        if version == 2:
+            slot.cpu_usage = os.path.join(path, "cpu.stat")
+            return
+    v1, _ = locate(mounts, own, ("cpuacct",))
+    base = v1.get("cpuacct")
+    if base is None:
+        return
+    path = os.path.join(base, name)
+    if path not in slot.dirs:
+        try:
+            os.mkdir(path, 0o755)
+        except OSError:
+            return
+        slot.dirs.append(path)
+        slot.homes.append(base)
+    slot.cpu_usage = os.path.join(path, "cpuacct.usage")
+
+
+def cpu_usage_ms(slot: SlotCgroups) -> float | None:
+    """CPU used so far by the slot's processes, or None without a counter."""
+    if slot.cpu_usage is None:
+        return None
+    try:
+        text = _read(slot.cpu_usage)
+    except OSError:
+        return None
+    if slot.cpu_usage.endswith("cpuacct.usage"):
+        return int(text) / 1e6
+    for line in text.splitlines():
+        if line.startswith("usage_usec "):
+            return int(line.split()[1]) / 1e3
+    return None
 
 
 def _create(
@@ -339,6 +383,8 @@ def join(slot: SlotCgroups) -> None:
                 slot.procs = None
             if slot.oom_events is not None and slot.oom_events.startswith(path + "/"):
                 slot.oom_events = None
+            if slot.cpu_usage is not None and slot.cpu_usage.startswith(path + "/"):
+                slot.cpu_usage = None
 
 
 def teardown(slot: SlotCgroups) -> None:

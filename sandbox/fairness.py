@@ -25,10 +25,43 @@ from __future__ import annotations
 
 import resource
 
+try:
+    from . import cgroups
+except ImportError:  # loaded as a top-level module inside the template
+    import cgroups  # type: ignore[no-redef,import-not-found]
+
 STARVED_DELAY = 0.5
 """The main process waited for a CPU for at least this share of the wall time."""
 STARVED_TREE_CPU = 0.25
 """... while the whole tree got at most this share of one CPU."""
+
+
+class TreeCpu:
+    """CPU used by a candidate's whole process tree during one job.
+
+    With a cgroup CPU counter (see `cgroups.SlotCgroups.cpu_usage`) it is
+    the slot's usage minus the template's own, which counts processes nobody
+    waited for (a candidate that ignores SIGCHLD has its helpers reaped by
+    the kernel, and their CPU never reaches anyone's rusage). Without one it
+    falls back to what the template reaped.
+    """
+
+    def __init__(self, slot: cgroups.SlotCgroups) -> None:
+        self.slot = slot
+        self.counter0 = cgroups.cpu_usage_ms(slot)
+        self.self0 = _self_cpu_ms()
+        self.children0 = children_cpu_ms()
+
+    def used_ms(self) -> float:
+        counter = cgroups.cpu_usage_ms(self.slot)
+        if counter is not None and self.counter0 is not None:
+            return max(0.0, (counter - self.counter0) - (_self_cpu_ms() - self.self0))
+        return children_cpu_ms() - self.children0
+
+
+def _self_cpu_ms() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (usage.ru_utime + usage.ru_stime) * 1000.0
 
 
 def children_cpu_ms() -> float:

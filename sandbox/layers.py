@@ -107,7 +107,21 @@ REQUIRED_ROOT = (
 # Directories a candidate may read and execute from (besides the work root
 # and the interpreter's own paths). Everything else, such as /work, /home,
 # /root, /tmp and /var, where data files and journals live, is unreadable.
-READ_ROOTS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/dev", "/proc", "/sys")
+# Of /sys only the CPU topology (the C library counts CPUs there): the rest,
+# /sys/fs/cgroup above all, holds counters that the slots' candidates could
+# use to signal each other or the candidates after them.
+READ_ROOTS = (
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/dev",
+    "/proc",
+    "/sys/devices/system/cpu",
+)
 # Readable directories whose content belongs to other programs, emptied in
 # the template's mount namespace.
 HIDDEN = ("/dev/shm", "/dev/mqueue")
@@ -144,6 +158,8 @@ class Confinement:
     pid_init: bool = False
     """We are init of our own PID namespace: kill(-1) reaches every candidate."""
     ipc_private: bool = False
+    pids: namespaces.PidShuffle | None = None
+    """Randomises each candidate's pid (see `namespaces.PidShuffle`)."""
     shared_root: str | None = None
     """A work root candidates can write to (no uid of their own): emptied
     after every candidate, so nothing left there reaches the next one."""
@@ -268,7 +284,10 @@ def setup(
     interpreter = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(__file__)]
     code_dirs = [d for d in (*interpreter, *site_dirs) if os.path.isdir(d)]
     mounts = _mounts(out, work_root, disk_mb, code_dirs)
-    out.record("pid-namespace", in_pid_ns or mounts or namespaces.mount_proc())
+    if out.record("pid-namespace", in_pid_ns or mounts or namespaces.mount_proc()):
+        out.record("memfd-noexec", namespaces.memfd_noexec())
+        out.pids, problem = namespaces.pid_shuffle()
+        out.record("pid-shuffle", problem)
     reads = [*READ_ROOTS, *code_dirs]
     out.record("landlock", landlock_ruleset(sorted(set(reads)), [work_root], out))
     for ctrl in cgroups.CONTROLLERS:

@@ -137,6 +137,44 @@ def mount_proc() -> str | None:
     return f"cannot mount /proc for the PID namespace: {_errno_text()}"
 
 
+def memfd_noexec() -> str | None:
+    """No memory file in our PID namespace can be executed (vm.memfd_noexec=2,
+    Linux 6.3+): Landlock confines execution to system directories, and a
+    memfd (the candidate's own stdout included) is not in any directory."""
+    try:
+        _write("/proc/sys/vm/memfd_noexec", "2")
+    except FileNotFoundError:
+        return "the kernel has no vm.memfd_noexec (Linux 6.3+)"
+    except OSError as exc:
+        return f"cannot set vm.memfd_noexec: {exc.strerror}"
+    return None
+
+
+class PidShuffle:
+    """Picks the pid of each candidate at random (ns_last_pid of our own PID
+    namespace), so a candidate cannot leave a message in the pid the next
+    one gets."""
+
+    def __init__(self) -> None:
+        self.fd = os.open("/proc/sys/kernel/ns_last_pid", os.O_WRONLY | os.O_CLOEXEC)
+        with open("/proc/sys/kernel/pid_max") as fh:
+            self.top = max(2000, min(int(fh.read()), 1 << 22) - 1000)
+
+    def next(self) -> None:
+        pick = 1000 + int.from_bytes(os.urandom(4), "little") % (self.top - 1000)
+        try:
+            os.pwrite(self.fd, str(pick).encode(), 0)
+        except OSError:
+            pass  # a pid in use: the kernel keeps counting from where it was
+
+
+def pid_shuffle() -> tuple[PidShuffle | None, str | None]:
+    try:
+        return PidShuffle(), None
+    except (OSError, ValueError) as exc:
+        return None, f"cannot set the next pid: {exc}"
+
+
 def ipc_namespace(memory_mb: int) -> str | None:
     """A SysV IPC namespace of our own, with small per-namespace limits.
 

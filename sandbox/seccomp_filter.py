@@ -22,6 +22,8 @@ What it refuses, and why:
   userfaultfd, ptrace and process_vm_*, pidfd_getfd, the kernel log.
 - scheduling changes (nice, policies, affinity), so a candidate cannot make
   itself look starved by the machine (see `fairness`).
+- inotify and fanotify: Landlock does not cover watching, and a watch on a
+  host directory names the files other programs create there.
 
 A syscall of another architecture (the i386 entry on x86-64) or an x32
 syscall kills the process: the numbers below would not apply to it.
@@ -100,6 +102,11 @@ DENIED = (
     "sched_setscheduler",
     "sched_setattr",
     "sched_setaffinity",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "fanotify_init",
+    "fanotify_mark",
 )
 
 
@@ -150,6 +157,11 @@ ARCHES = {
             "sched_setscheduler": 144,
             "sched_setattr": 314,
             "sched_setaffinity": 203,
+            "inotify_init": 253,
+            "inotify_init1": 294,
+            "inotify_add_watch": 254,
+            "fanotify_init": 300,
+            "fanotify_mark": 301,
         },
     ),
     "aarch64": Arch(
@@ -187,6 +199,10 @@ ARCHES = {
             "sched_setscheduler": 119,
             "sched_setattr": 274,
             "sched_setaffinity": 122,
+            "inotify_init1": 26,
+            "inotify_add_watch": 27,
+            "fanotify_init": 262,
+            "fanotify_mark": 263,
         },
     ),
 }
@@ -234,7 +250,8 @@ def build(arch: Arch) -> bytes:
     p.jump(JEQ, arch.nr["clone"], "clone")
     p.jump(JEQ, arch.nr["clone3"], "enosys")
     for name in DENIED:
-        p.jump(JEQ, arch.nr[name], "eperm")
+        if name in arch.nr:  # arm64 has no inotify_init, only inotify_init1
+            p.jump(JEQ, arch.nr[name], "eperm")
     p.stmt(RET, RET_ALLOW)
     p.label("socket")
     p.stmt(LD_ABS_W, _arg(0))

@@ -73,6 +73,7 @@ import msgspec
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 RESULT_CAP = 4 * 1024 * 1024
+REASON_BYTES = 2000
 RANDOM_SEED = 0
 """Same seed as the verifier's: tests see the same random numbers in both
 scoring models, and every run sees the same ones."""
@@ -96,7 +97,7 @@ class Template:
         self.hello = hello
         self.limits = hello.limits
         self.secret = os.urandom(16)
-        self.out_fd = os.memfd_create("candidate-output", 0)
+        self.out_fd = -1
         self.work_root = hello.work_root
         os.makedirs(self.work_root, mode=0o700, exist_ok=True)
         self.conf = layers.setup(
@@ -156,12 +157,15 @@ class Template:
 
     def run(self, job: protocol.JobHead, program: JobReader) -> protocol.Outcome:
         wdir, env = self._fresh_workdir(job.id)
-        os.ftruncate(self.out_fd, 0)
-        os.lseek(self.out_fd, 0, os.SEEK_SET)
+        # Nothing a candidate could mark survives it: a fresh output file
+        # (locks and flags set on the last one die with it), a random pid.
+        self.out_fd = _output_file()
         token = self.secret + job.id.to_bytes(8, "little", signed=False)
         channel = self._channel(job) if job.kind == "serve" else None
         r, w = os.pipe()
-        tree_cpu0 = fairness.children_cpu_ms()
+        if self.conf.pids is not None:
+            self.conf.pids.next()
+        tree = fairness.TreeCpu(self.conf.slot)
         t0 = time.perf_counter()
         pid = os.fork()
         if pid == 0:
@@ -192,17 +196,19 @@ class Template:
         finally:
             os.close(r)
         wall_ms = (time.perf_counter() - t0) * 1000.0
-        cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000.0
         self._cleanup(pid)
+        # The whole tree's CPU (helpers nobody waited for included), never
+        # less than what the child and the processes it waited for used.
+        cpu_ms = max((usage.ru_utime + usage.ru_stime) * 1000.0, tree.used_ms())
         tail = self._read_tail()
+        os.close(self.out_fd)
         self._discard_workdir(wdir)
         oom = layers.oom_kills(self.conf)
         oom_killed, self.oom_seen = oom > self.oom_seen, oom
         outcome = self._judge(job, token, data, status, wall_killed, too_big, wall_ms, cpu_ms, tail)
         if outcome.status == "timeout" and wall_killed:
             # Starved by the machine, not the candidate's timeout: infra_error.
-            tree_cpu = fairness.children_cpu_ms() - tree_cpu0
-            starved = fairness.starved(self.limits.wall_s, wall_ms, tree_cpu, run_delay)
+            starved = fairness.starved(self.limits.wall_s, wall_ms, cpu_ms, run_delay)
             if starved is not None:
                 outcome = msgspec.structs.replace(outcome, status="infra_error", reason=starved)
         if oom_killed:
@@ -393,7 +399,8 @@ class Template:
         report = harness.parse_report(data, token)
         if report is not None:
             kind, payload = report
-            text = payload.decode("utf-8", "replace")
+            # A reason is at most a few KB, whatever the child wrote.
+            text = payload[:REASON_BYTES].decode("utf-8", "replace")
             if kind == harness.ERROR:
                 return out("error", text)
             if job.kind == "serve":
@@ -408,6 +415,18 @@ class Template:
             return out("exited")
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         return out("failed", f"exited with status {code} before the check completed")
+
+
+MFD_NOEXEC_SEAL = 0x0008
+
+
+def _output_file() -> int:
+    """A memory file for one candidate's stdout and stderr (never executable
+    where the kernel knows how to seal that)."""
+    try:
+        return os.memfd_create("candidate-output", MFD_NOEXEC_SEAL)
+    except OSError:
+        return os.memfd_create("candidate-output", 0)  # kernels before 6.3
 
 
 def _protect_from_oom() -> None:

@@ -83,7 +83,8 @@ def test_filter_decisions(machine: str) -> None:
         assert call("clone", 0x01200011 | flag) == errno.EPERM
     assert call("clone3") == errno.ENOSYS
     for name in sf.DENIED:
-        assert call(name) == errno.EPERM, name
+        if name in nr:
+            assert call(name) == errno.EPERM, name
     for name in ("read", "write", "openat") if machine == "x86_64" else ():
         assert run_filter(code, arch.audit, {"read": 0, "write": 1, "openat": 257}[name]) == ALLOW
     assert run_filter(code, 0x40000003, 1) == KILL  # i386 entry on x86-64

@@ -1,0 +1,200 @@
+"""Nothing a candidate marks survives it, and its CPU is counted whole.
+
+A model searching for the expected outputs can learn, from whether the test
+calls it again, which of its answers passed; it must have nowhere to keep
+that for the next sample. Each test here has one candidate leave a mark and
+the next one on the same slot look for it, through the real sandbox with
+every layer on. Also here: CPU spent by helpers nobody waits for counts
+against the budget (and cannot make a candidate look starved), and what a
+candidate writes into its reason is bounded.
+
+Run inside the safety net (``tests/safety_net.sh``), as CI does.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import aioeval
+from aioeval.pool import LocalPool
+from aioeval.sandbox.protocol import Limits, Outcome, Program
+from aioeval.suites.human_eval import load_problems
+
+LIMITS = Limits(cpu_s=1.0, wall_s=6.0, memory_mb=512)
+
+
+def _run_in_order(*programs: str, limits: Limits = LIMITS) -> list[Outcome]:
+    """Run the programs one after another on one slot (one template)."""
+
+    async def go() -> list[Outcome]:
+        async with LocalPool(workers=1, limits=limits) as pool:
+            for layer in ("pid-namespace", "pid-shuffle", "landlock", "seccomp", "cgroup-cpu"):
+                if layer not in pool.layers:
+                    pytest.skip(f"isolation layer {layer} unavailable here: {pool.layers}")
+            return [await pool.execute(Program(program=textwrap.dedent(p))) for p in programs]
+
+    return anyio.run(go)
+
+
+def test_locks_and_flags_on_stdout_do_not_survive() -> None:
+    mark = """
+        import fcntl, struct
+        F_OFD_SETLK = 37
+        fcntl.fcntl(1, F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 1 << 40, 1, 0))
+        fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | 0o4000)
+        fcntl.fcntl(1, 10, 42)  # F_SETSIG
+        """
+    look = """
+        import fcntl, struct
+        lock = fcntl.fcntl(1, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 1 << 40, 1, 0))
+        assert struct.unpack("hhqqi", lock)[0] == fcntl.F_UNLCK, "a lock survived"
+        assert not fcntl.fcntl(1, fcntl.F_GETFL) & 0o4000, "a flag survived"
+        assert fcntl.fcntl(1, 11) == 0, "a signal survived"  # F_GETSIG
+        """
+    first, second = _run_in_order(mark, look)
+    assert first.status == "passed", first
+    assert second.status == "passed", second
+
+
+def test_the_next_pid_cannot_be_chosen() -> None:
+    """The previous candidate cannot steer the next one's pid (ns_last_pid is
+    reset at random before every fork), so a pid carries no message."""
+    mark = """
+        import os
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print("last", pid)
+        """
+    look = "import os\nprint('me', os.getpid())\n"
+    outs = _run_in_order(*[mark, look] * 4)
+    assert all(o.status == "passed" for o in outs), outs
+    for a, b in zip(outs[::2], outs[1::2], strict=True):
+        last = int(a.output_tail.split()[1])
+        me = int(b.output_tail.split()[1])
+        assert abs(me - (last + 1)) > 3, (last, me)
+
+
+def test_host_counters_and_watches_are_out_of_reach() -> None:
+    probe = """
+        import ctypes, errno, glob, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.inotify_init1(0) == -1 and ctypes.get_errno() == errno.EPERM, "inotify"
+        readable = []
+        for path in glob.glob("/sys/fs/cgroup/*/*") + glob.glob("/sys/fs/cgroup/*"):
+            try:
+                os.listdir(path) if os.path.isdir(path) else open(path).read(1)
+                readable.append(path)
+            except OSError:
+                pass
+        try:
+            os.listdir("/sys/fs/cgroup")
+            readable.append("/sys/fs/cgroup")
+        except OSError:
+            pass
+        assert not readable, readable[:5]
+        assert os.cpu_count() >= 1
+        open("/sys/devices/system/cpu/online").read()
+        """
+    (out,) = _run_in_order(probe)
+    assert out.status == "passed", out
+
+
+def test_memory_files_cannot_be_executed() -> None:
+    """Landlock confines execution to system directories; a memfd (stdout
+    included) is in none, and vm.memfd_noexec keeps it that way."""
+    probe = """
+        import os
+        data = open("/usr/bin/true", "rb").read()
+        refused = 0
+        for fd in (os.memfd_create("x"), 1):
+            os.write(fd, data)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.execv(f"/proc/self/fd/{fd}", ["x"])
+                except OSError:
+                    os._exit(3)
+            _, status = os.waitpid(pid, 0)
+            refused += os.waitstatus_to_exitcode(status) == 3
+        assert refused == 2, refused
+        """
+    (out,) = _run_in_order(probe)
+    assert out.status == "passed", out
+
+
+HELPERS_NOBODY_WAITS_FOR = """
+    import os, signal, time
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps them
+    for _ in range(3):
+        if os.fork() == 0:
+            t = time.process_time()
+            while time.process_time() - t < 0.9:
+                pass
+            os._exit(0)
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+    """
+
+
+def test_cpu_of_helpers_nobody_waits_for_counts() -> None:
+    (out,) = _run_in_order(HELPERS_NOBODY_WAITS_FOR)
+    assert out.status == "timeout" and "CPU budget" in out.reason, out
+    assert out.cpu_ms > 2000, out
+
+
+def test_a_busy_candidate_cannot_pass_for_starved(tmp_path: Path) -> None:
+    """Spinning helpers the kernel reaps, then waiting out the wall clock:
+    the tree used its CPU, so this is the candidate's timeout, never an
+    infra_error that would drop it out of n."""
+    spin = """
+        import os, signal, time
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        while True:
+            end = time.monotonic() + 0.4
+            for _ in range(10):
+                if os.fork() == 0:
+                    while time.monotonic() < end:
+                        pass
+                    os._exit(0)
+            while time.monotonic() < end:
+                pass
+        """
+    (out,) = _run_in_order(spin, limits=Limits(cpu_s=2.0, wall_s=4.0, memory_mb=512))
+    assert out.status == "timeout", out
+
+
+def test_a_forged_reason_is_bounded(tmp_path: Path) -> None:
+    """Official scoring lets a candidate write its own report; whatever it
+    writes, its reason in results.jsonl stays short."""
+    forge = textwrap.dedent(
+        """
+            return False
+        import os, struct, sys
+        f = sys._getframe(1)
+        while "token" not in f.f_locals:
+            f = f.f_back
+        payload = b"\\x1b[2J" + b"A" * 4_000_000
+        os.write(f.f_locals["result_fd"], f.f_locals["token"] + b"E" + struct.pack("<I", len(payload)) + payload)
+        os._exit(0)
+        """
+    )
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "HumanEval/0", "completion": forge}) + "\n")
+    cfg = aioeval.load_config(overrides=["params.scoring=official"])
+    spec = aioeval.RunSpec(
+        benchmark="human-eval", config=cfg, samples=str(samples), out_dir=str(tmp_path / "r")
+    )
+    anyio.run(aioeval.evaluate, spec)
+    row: dict[str, Any] = json.loads((tmp_path / "r" / "results.jsonl").read_text())
+    assert row["status"] == "error" and len(row["reason"]) <= 2000
+    assert (tmp_path / "r" / "results.jsonl").stat().st_size < 100_000
+    assert load_problems()[0].id == "HumanEval/0"
