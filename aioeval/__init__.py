@@ -20,9 +20,9 @@ from .errors import (
     SandboxError,
 )
 from .events import Event, GenerationUpdate, ResultReady, RunFinished, RunStarted
+from .executors.local import LocalPool, SandboxPool
 from .metrics import pass_at_k
-from .pipeline import RunHandle, RunSpec, evaluate, open_run
-from .pool import LocalPool, SandboxPool
+from .run.evaluate import RunHandle, RunSpec, evaluate, open_run
 from .types import (
     CandidateResult,
     DatasetInfo,

@@ -29,8 +29,8 @@ from rich.text import Text
 from .config import RunConfig, load_config
 from .errors import AioevalError, ConfigError
 from .events import Event, GenerationUpdate, ResultReady, RunStarted
-from .pipeline import RunSpec, evaluate
-from .report import print_summary
+from .reporting.terminal import print_summary
+from .run.evaluate import RunSpec, evaluate
 from .suites import BENCHMARKS
 from .types import Summary
 
@@ -270,9 +270,9 @@ def _run_async(fn: Callable[[], Any]) -> Summary:
 
 
 def _report(args: argparse.Namespace, out: Console) -> int:
-    from .htmlreport import write_report
-    from .report import print_run_report
-    from .rundir import load_run
+    from .analysis.runs import load_run
+    from .reporting.html import write_report
+    from .reporting.terminal import print_run_report
 
     run = load_run(args.run_dir)
     print_run_report(run, out)
@@ -283,8 +283,8 @@ def _report(args: argparse.Namespace, out: Console) -> int:
 
 
 def _compare(args: argparse.Namespace, out: Console) -> int:
-    from .compare import compare_runs, print_comparison, to_json
-    from .stats import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from .analysis.compare import compare_runs, print_comparison, to_json
+    from .analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
     comparison = compare_runs(
         args.run_a,

@@ -51,7 +51,7 @@ from .retry import Attempted, Clock, RealClock, Retry, call_with_retry
 from .types import Candidate, Dataset, Generation, InfraError, Problem
 
 if TYPE_CHECKING:
-    from .pipeline import Producer, WorkItem
+    from .run.evaluate import Producer, WorkItem
     from .suites.base import Prompt, Suite
 
 WINDOW_POLL_S = 0.005
@@ -152,7 +152,7 @@ def window_size(cfg: RunConfig) -> int:
     """Samples generation may hold: ``params.buffer``, by default the larger
     of the pipeline's default buffer and the concurrency limit (so a slow,
     remote endpoint can keep max_concurrency requests in flight)."""
-    from .pipeline import default_buffer
+    from .run.evaluate import default_buffer
 
     return cfg.params.buffer or max(
         default_buffer(cfg.workers), cfg.target.rate_limit.max_concurrency
@@ -269,7 +269,7 @@ class Generator:
         prompt: Prompt,
         indices: list[int],
     ) -> None:
-        from .pipeline import WorkItem
+        from .run.evaluate import WorkItem
 
         params = self.cfg.params
         k = len(indices)

@@ -37,7 +37,7 @@ import orjson
 
 from aioeval.config import decode_config
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
-from aioeval.pipeline import RunSpec, evaluate
+from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.sandbox.protocol import Outcome
 from aioeval.suites.base import unwrap_fence
 from aioeval.suites.human_eval import load_problems

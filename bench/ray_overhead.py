@@ -37,9 +37,9 @@ import anyio
 
 from aioeval.config import RunConfig, load_config
 from aioeval.events import Event, RunFinished, RunStarted
-from aioeval.pipeline import RunSpec, evaluate
-from aioeval.pool import SandboxPool
-from aioeval.ray_pool import RayPool
+from aioeval.executors.local import SandboxPool
+from aioeval.executors.ray import RayPool
+from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.sandbox.protocol import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -49,7 +49,7 @@ from collections.abc import Callable
 
 import anyio
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import fairness, layers
 from aioeval.sandbox.protocol import Limits
 

@@ -18,7 +18,7 @@ import msgspec
 import orjson
 
 from aioeval.config import Params
-from aioeval.pool import SandboxPool
+from aioeval.executors.local import SandboxPool
 from aioeval.sandbox.protocol import Outcome
 from aioeval.types import (
     Candidate,

@@ -6,7 +6,7 @@ Two scoring modes (``params.scoring``):
 - ``official`` reproduces the upstream evaluator: run
   ``code + "\\nassert " + output + " == " + generation`` with its skip rules
   (a skipped generation is a ``failed`` result marked ``skipped``; the
-  per-problem n rule lives in ``aioeval.summary``).
+  per-problem n rule lives in ``aioeval.run.summary``).
 - ``strict`` (default) judges values, not programs: an -O answer must be a
   literal and is compared in the engine without running anything; an -I
   answer must be exactly one call ``f(...)`` with literal arguments, which
@@ -31,7 +31,7 @@ import msgspec
 
 from aioeval.config import Params
 from aioeval.errors import InputError
-from aioeval.pool import SandboxPool
+from aioeval.executors.local import SandboxPool
 from aioeval.sandbox import plain
 from aioeval.sandbox.protocol import Call, Program
 from aioeval.types import Candidate, Dataset, Error, Execution, Failed, Passed, Problem, Verdict

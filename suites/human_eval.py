@@ -30,7 +30,7 @@ import orjson
 
 from aioeval.config import Params
 from aioeval.errors import InputError
-from aioeval.pool import SandboxPool
+from aioeval.executors.local import SandboxPool
 from aioeval.sandbox.protocol import Checked, Program
 from aioeval.types import Candidate, Dataset, Execution, Problem, Verdict
 

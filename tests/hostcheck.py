@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox.layers import UID_BASE
 
 

@@ -19,7 +19,7 @@ import anyio
 import pytest
 from hostcheck import assert_nothing_left
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import cgroups, namespaces
 from aioeval.sandbox.protocol import Limits, Outcome
 
@@ -155,7 +155,7 @@ V2_ONLY = """
 import json, os, shutil, tempfile, textwrap, anyio
 import aioeval
 from aioeval.errors import SandboxError
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits
 
 LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=256, fsize_mb=8, disk_mb=32, nproc=32)

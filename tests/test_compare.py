@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from aioeval.compare import compare_counts, compare_runs
+from aioeval.analysis.compare import compare_counts, compare_runs
 from aioeval.errors import InputError
 from aioeval.types import DatasetInfo
 

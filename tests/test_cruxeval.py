@@ -13,8 +13,8 @@ import pytest
 from aioeval.cli import main
 from aioeval.config import Params, RunConfig
 from aioeval.errors import InputError
-from aioeval.pipeline import RunSpec, evaluate
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
+from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites import crux_data, get_suite
 from aioeval.suites.cruxeval import CruxEvalI, CruxEvalO
 from aioeval.types import Failed, Passed, Problem, Summary

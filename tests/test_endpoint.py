@@ -20,7 +20,7 @@ from aioeval.config import decode_config
 from aioeval.errors import ConfigError, EndpointError
 from aioeval.events import Event, GenerationUpdate
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
-from aioeval.pipeline import RunSpec, evaluate
+from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.sandbox.protocol import Outcome, Task
 from aioeval.suites.human_eval import load_problems
 from aioeval.types import Summary
@@ -353,7 +353,7 @@ def test_replaced_verdict_does_not_count_generation_twice() -> None:
     """A timeout re-check replaces a verdict; the candidate's tokens,
     retries and latency must stay counted once."""
     from aioeval.config import RunConfig
-    from aioeval.summary import RunStats
+    from aioeval.run.summary import RunStats
     from aioeval.types import Candidate, Execution, Generation, Passed, Timeout, make_result
 
     gen = Generation(

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 from hostcheck import assert_nothing_left
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import fairness
 from aioeval.sandbox.protocol import Limits
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import plain
 from aioeval.sandbox.layers import REQUIRED_ROOT, UID_BASE
 from aioeval.sandbox.protocol import Call, Checked, Limits, Outcome, Program, Task

@@ -29,8 +29,8 @@ import msgspec
 import pytest
 from aiohttp import web
 
-from aioeval.htmlreport import build_figures, render_html, script_json, write_report
-from aioeval.rundir import load_run, read_tally
+from aioeval.analysis.runs import load_run, read_tally
+from aioeval.reporting.html import build_figures, render_html, script_json, write_report
 from aioeval.types import CandidateResult, DatasetInfo, Measurement, Summary
 
 HOSTILE = "</script><script>alert(1)</script>"

@@ -24,7 +24,7 @@ from hostcheck import (
     template_pids,
 )
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits, Outcome
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from hostcheck import descendants
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import plain
 from aioeval.sandbox.protocol import Call, Limits
 

@@ -25,8 +25,8 @@ import pytest
 
 from aioeval.config import RunConfig, load_config
 from aioeval.errors import ConfigError, SandboxError
-from aioeval.pipeline import RunSpec, evaluate
-from aioeval.ray_pool import RayPool, plan_actors
+from aioeval.executors.ray import RayPool, plan_actors
+from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites.human_eval import load_problems
 from aioeval.types import CandidateResult, Summary
 
@@ -85,9 +85,7 @@ def _values(summary: Summary) -> dict[str, float]:
 
 
 def test_core_import_does_not_load_ray() -> None:
-    code = (
-        "import sys, aioeval.cli, aioeval.pipeline, aioeval.ray_pool; print('ray' in sys.modules)"
-    )
+    code = "import sys, aioeval.cli, aioeval.run.evaluate, aioeval.executors.ray; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -351,8 +349,8 @@ DRIVER = """
 import json, os, signal, sys
 import anyio, ray
 from aioeval.config import load_config
-from aioeval.pipeline import RunSpec, evaluate
-from aioeval.ray_pool import RayPool
+from aioeval.run.evaluate import RunSpec, evaluate
+from aioeval.executors.ray import RayPool
 
 samples, out, address, victim = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 cfg = load_config(None, ["params.executor=ray", f"params.ray_address={address}", "params.workers=1"])

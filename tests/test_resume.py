@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from aioeval.errors import InputError
-from aioeval.journal import read_lines
+from aioeval.run.journal import read_lines
 from aioeval.suites.human_eval import load_problems
 from aioeval.types import CandidateResult, Summary
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from aioeval.analysis.runs import iter_results, load_run, load_runs, tally
 from aioeval.errors import InputError
-from aioeval.rundir import iter_results, load_run, load_runs, tally
 from aioeval.types import CandidateResult, DatasetInfo, Measurement, Summary
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import cgroups, layers, namespaces
 from aioeval.sandbox.protocol import Limits
 
@@ -111,7 +111,7 @@ UNPRIVILEGED = """
 import contextlib, io, json, os, shutil, sys, tempfile, anyio
 from aioeval.cli import main as cli
 from aioeval.errors import SandboxError
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits
 
 LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32, nproc=32)

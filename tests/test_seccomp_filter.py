@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hostcheck import assert_nothing_left
 
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import seccomp_filter as sf
 from aioeval.sandbox.protocol import Limits
 

@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 import aioeval
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits, Outcome, Program
 from aioeval.suites.human_eval import load_problems
 

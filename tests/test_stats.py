@@ -1,4 +1,4 @@
-"""aioeval.stats against hand-computed values and known McNemar tables."""
+"""aioeval.analysis.stats against hand-computed values and known McNemar tables."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from aioeval.stats import (
+from aioeval.analysis.stats import (
     majority_passed,
     mcnemar_exact,
     paired_bootstrap,

@@ -25,7 +25,7 @@ import msgspec
 import pytest
 
 import aioeval
-from aioeval.pool import LocalPool
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import workdir
 from aioeval.sandbox.protocol import Checked, Limits, Program
 from aioeval.suites import crux_answers as ca

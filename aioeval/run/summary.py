@@ -15,9 +15,9 @@ import math
 from collections import Counter
 from typing import Literal
 
-from .config import RunConfig
-from .metrics import pass_at_k, percentile, reportable_ks
-from .types import CandidateResult, Dataset, Measurement
+from aioeval.config import RunConfig
+from aioeval.metrics import pass_at_k, percentile, reportable_ks
+from aioeval.types import CandidateResult, Dataset, Measurement
 
 Klass = Literal["deterministic", "environmental"]
 

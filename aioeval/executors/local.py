@@ -36,9 +36,9 @@ import anyio.abc
 import msgspec
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from .errors import SandboxError
-from .sandbox import protocol
-from .sandbox.protocol import Call, Checked, Limits, Outcome, Program, Task
+from aioeval.errors import SandboxError
+from aioeval.sandbox import protocol
+from aioeval.sandbox.protocol import Call, Checked, Limits, Outcome, Program, Task
 
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 VERIFIER_BASE_MB = 512

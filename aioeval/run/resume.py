@@ -24,11 +24,11 @@ from typing import Any
 
 import msgspec
 
-from .errors import ConfigError, InputError
-from .journal import read_lines, read_results, rewrite_journal
-from .types import Candidate, CandidateResult
+from aioeval.errors import ConfigError, InputError
+from aioeval.run.journal import read_lines, read_results, rewrite_journal
+from aioeval.types import Candidate, CandidateResult
 
-log = logging.getLogger("aioeval.resume")
+log = logging.getLogger("aioeval.run.resume")
 
 # Config fields that change what a run measures; any difference refuses a resume.
 IDENTITY_FIELDS = (

@@ -23,7 +23,7 @@ from fractions import Fraction
 
 import msgspec
 
-from .metrics import pass_at_k, percentile
+from aioeval.metrics import pass_at_k, percentile
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 20260101

@@ -38,10 +38,10 @@ from typing import Any
 import anyio
 import msgspec
 
-from .config import RunConfig
-from .errors import ConfigError, SandboxError
-from .pool import LocalPool
-from .sandbox.protocol import Outcome, Program, Task
+from aioeval.config import RunConfig
+from aioeval.errors import ConfigError, SandboxError
+from aioeval.executors.local import LocalPool
+from aioeval.sandbox.protocol import Outcome, Program, Task
 
 CONNECT_TIMEOUT_S = 60.0
 """Longest wait for ray.init to join or start a cluster (it can hang for minutes)."""
@@ -89,7 +89,7 @@ class SandboxActor:
     async def start(self) -> bytes:
         import ray
 
-        from .pipeline import local_pool
+        from aioeval.run.evaluate import local_pool
 
         cfg = msgspec.msgpack.decode(self._config, type=RunConfig)
         params = msgspec.structs.replace(cfg.params, workers=self._slots, executor="local")

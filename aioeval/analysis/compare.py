@@ -28,10 +28,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .errors import ConfigError, InputError
-from .htmlreport import natural_key
-from .rundir import RunDir, load_runs, read_tally
-from .stats import (
+from aioeval.analysis.runs import RunDir, load_runs, read_tally
+from aioeval.analysis.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     majority_passed,
@@ -39,7 +37,9 @@ from .stats import (
     paired_bootstrap,
     pass_at_k_values,
 )
-from .types import DatasetInfo
+from aioeval.errors import ConfigError, InputError
+from aioeval.reporting.html import natural_key
+from aioeval.types import DatasetInfo
 
 DEFINITIONS = {
     "a": "pass@1 of run A: mean over paired problems of c/n",

@@ -1,7 +1,7 @@
 """One self-contained HTML file for a finished run (``aioeval report --html``).
 
 Self-contained means no network request at all: the chart library (uPlot,
-MIT, ~50 KB, bundled in ``aioeval/assets`` with its licence), its CSS, the
+MIT, ~50 KB, bundled in ``aioeval/reporting/assets`` with its licence), its CSS, the
 data and the page script are all inline, fonts are the system's, and a
 Content-Security-Policy with ``default-src 'none'`` plus the SHA-256 of each
 inline script forbids anything else, so even a mistake here cannot fetch or
@@ -30,9 +30,9 @@ from importlib import resources
 
 import msgspec
 
-from .errors import InputError
-from .metrics import mean_pass_at_k, percentile
-from .rundir import ProblemTally, RunDir, Span, Tally, read_tally
+from aioeval.analysis.runs import ProblemTally, RunDir, Span, Tally, read_tally
+from aioeval.errors import InputError
+from aioeval.metrics import mean_pass_at_k, percentile
 
 CANDIDATE_CHARS = 2000
 REASON_CHARS = 600
@@ -42,7 +42,7 @@ HIST_BINS = 40
 
 @cache
 def _asset(name: str) -> str:
-    return resources.files("aioeval").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("aioeval.reporting").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def script_json(obj: object) -> str:

@@ -31,17 +31,17 @@ from anyio.streams.memory import (
     MemoryObjectStreamStatistics,
 )
 
-from .config import RunConfig, public_config
-from .errors import ConfigError, SandboxError
-from .events import EventHook, ResultReady, RunFinished, RunStarted
-from .journal import Journal, read_results, rewrite_journal
-from .pool import LocalPool, SandboxPool, pool_facts
-from .resume import GenerationRecord, ResumeState, check_identity
-from .sandbox.protocol import Limits
-from .suites import get_suite
-from .suites.base import Suite, digest_problems, offload
-from .summary import RunStats, coverage_notes
-from .types import (
+from aioeval.config import RunConfig, public_config
+from aioeval.errors import ConfigError, SandboxError
+from aioeval.events import EventHook, ResultReady, RunFinished, RunStarted
+from aioeval.executors.local import LocalPool, SandboxPool, pool_facts
+from aioeval.run.journal import Journal, read_results, rewrite_journal
+from aioeval.run.resume import GenerationRecord, ResumeState, check_identity
+from aioeval.run.summary import RunStats, coverage_notes
+from aioeval.sandbox.protocol import Limits
+from aioeval.suites import get_suite
+from aioeval.suites.base import Suite, digest_problems, offload
+from aioeval.types import (
     STATUSES,
     Candidate,
     CandidateResult,
@@ -152,7 +152,7 @@ def local_pool(cfg: RunConfig) -> SandboxPool:
 def select_pool(cfg: RunConfig) -> SandboxPool:
     """The pool ``params.executor`` asks for; Ray is imported only when chosen."""
     if cfg.params.executor == "ray":
-        from .ray_pool import RayPool
+        from aioeval.executors.ray import RayPool
 
         return RayPool(cfg)
     return local_pool(cfg)
@@ -345,7 +345,7 @@ async def evaluate(
             )
         producer, total = iter_producer(cands), len(cands)
     else:
-        from .generate import endpoint_producer
+        from aioeval.generate import endpoint_producer
 
         # skip is filled in place below on --resume; the producer reads it when
         # it starts, so samples already done are never requested (or paid for).

@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .rundir import RunDir
-from .types import Summary
+from aioeval.analysis.runs import RunDir
+from aioeval.types import Summary
 
 
 def summary_table(summary: Summary) -> Table:

@@ -19,10 +19,10 @@ from typing import Any
 
 import msgspec
 
-from .errors import InputError
-from .journal import read_results
-from .summary import RunStats
-from .types import CandidateResult, DatasetInfo, Summary
+from aioeval.errors import InputError
+from aioeval.run.journal import read_results
+from aioeval.run.summary import RunStats
+from aioeval.types import CandidateResult, DatasetInfo, Summary
 
 SUMMARY = "summary.json"
 RUN = "run.json"

@@ -19,10 +19,10 @@ from typing import Any
 
 import msgspec
 
-from .errors import InputError
-from .types import CandidateResult
+from aioeval.errors import InputError
+from aioeval.types import CandidateResult
 
-log = logging.getLogger("aioeval.journal")
+log = logging.getLogger("aioeval.run.journal")
 
 
 class Journal:

@@ -1,0 +1,1 @@
+"""Reading finished runs: tallies, paired statistics, comparisons."""

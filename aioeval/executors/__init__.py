@@ -1,0 +1,1 @@
+"""Where candidates run: the executor protocol and its implementations."""

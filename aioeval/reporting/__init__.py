@@ -1,0 +1,1 @@
+"""Showing runs: terminal tables and the self-contained HTML report."""

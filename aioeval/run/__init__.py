@@ -1,0 +1,1 @@
+"""One evaluation: stages, judging, the run directory, journal and resume."""
