@@ -20,7 +20,8 @@ from .errors import (
     SandboxError,
 )
 from .events import Event, GenerationUpdate, ResultReady, RunFinished, RunStarted
-from .executors.local import LocalPool, SandboxPool
+from .executors import Executor, SandboxPool
+from .executors.local import LocalPool
 from .metrics import pass_at_k
 from .run.evaluate import RunHandle, RunSpec, evaluate, open_run
 from .types import (
@@ -45,6 +46,7 @@ __all__ = [
     "EndpointError",
     "Error",
     "Event",
+    "Executor",
     "Failed",
     "GenerationUpdate",
     "IncompleteRunError",

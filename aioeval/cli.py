@@ -169,24 +169,19 @@ def _config(args: argparse.Namespace) -> RunConfig:
 
 def _resume_config(args: argparse.Namespace, overrides: list[str]) -> RunConfig:
     """With --resume, the journaled run's own config and names are the base."""
-    import msgspec
-
     from .config import _set_dotted, decode_config
+    from .run import rundir
 
-    run_json = Path(args.resume) / "run.json"
-    try:
-        stored = msgspec.json.decode(run_json.read_bytes())
-    except (OSError, msgspec.DecodeError) as exc:
-        raise ConfigError(f"{run_json}: cannot read the run to resume: {exc}") from None
-    args.benchmark = args.benchmark or stored.get("benchmark")
+    stored = rundir.read_record(Path(args.resume))
+    args.benchmark = args.benchmark or stored.benchmark
     if args.platform is None:
-        args.platform = stored.get("platform", "llm-mock")
-    if getattr(args, "samples", None) is None and stored.get("samples"):
-        args.samples = stored["samples"]
-    raw = stored.get("config", {})
+        args.platform = stored.platform or "llm-mock"
+    if getattr(args, "samples", None) is None and stored.samples:
+        args.samples = stored.samples
+    raw = dict(stored.config)
     for assignment in overrides:
         _set_dotted(raw, assignment)
-    return decode_config(raw, str(run_json))
+    return decode_config(raw, str(Path(args.resume) / rundir.RUN))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,8 +60,9 @@ class Price(Base, frozen=True):
 class Target(Base, frozen=True):
     """What produces candidates."""
 
-    mode: Literal["mock", "runtime"] = "mock"
-    """mock: bundled fixture / reference answers; runtime: a live endpoint."""
+    mode: Literal["mock", "runtime"] | None = None
+    """mock: bundled fixture / reference answers (--platform llm-mock); runtime:
+    a live endpoint (--platform llm-endpoint). Unset: --platform decides."""
     endpoint: str | None = None
     """Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1."""
     model: str | None = None
@@ -105,6 +106,26 @@ class SandboxParams(Base, frozen=True):
     """Bytes of captured stdout/stderr kept per candidate."""
 
 
+class LocalExecutor(Base, frozen=True, tag="local", tag_field="kind"):
+    """Sandbox slots on this machine."""
+
+
+class RayExecutor(Base, frozen=True, tag="ray", tag_field="kind"):
+    """Sandbox slots on Ray actors (needs the ``ray`` extra)."""
+
+    address: str | None = None
+    """None starts a local Ray instance; ``auto`` or host:port joins a cluster."""
+    actors: int | None = None
+    """Sandbox actors; default one per alive node, each with workers slots (default its CPUs)."""
+
+    def __post_init__(self) -> None:
+        if self.actors is not None and self.actors < 1:
+            raise ValueError("actors must be >= 1")
+
+
+ExecutorConfig = LocalExecutor | RayExecutor
+
+
 class Params(Base, frozen=True):
     """How the run is carried out and scored."""
 
@@ -118,8 +139,9 @@ class Params(Base, frozen=True):
     """Generation retries; off when absent. Changes the dataset digest."""
     n_samples: int = 1
     """Samples per problem (pass@k needs n >= k)."""
-    k: list[int] = msgspec.field(default_factory=lambda: [1, 10, 100])
-    """pass@k values reported, where every problem has n >= k."""
+    k: list[int] | None = None
+    """pass@k values reported, where every problem has n >= k (None: the
+    benchmark's own list: HumanEval 1, 10, 100; CRUXEval 1, 5)."""
     timeout_s: float = 3.0
     """CPU-time budget per candidate."""
     workers: int | None = None
@@ -155,12 +177,13 @@ class Params(Base, frozen=True):
     """Execute identical (problem, candidate) pairs once per run."""
     recheck_timeouts: bool = False
     """Run timed-out candidates again at the end and report flips."""
-    executor: Literal["local", "ray"] = "local"
-    """Where sandboxes run: this machine, or Ray actors (needs the ``ray`` extra)."""
+    executor: Literal["local", "ray"] | LocalExecutor | RayExecutor = "local"
+    """Where sandboxes run, by name (``ray``) or with its settings
+    (``{kind: ray, address: auto, actors: 4}``); see `executor_settings`."""
     ray_address: str | None = None
-    """executor=ray: None starts a local Ray instance; ``auto`` or host:port joins a cluster."""
+    """Older spelling of ``executor: {kind: ray, address: ...}`` (still read)."""
     ray_actors: int | None = None
-    """executor=ray: sandbox actors; default one per alive node, each with workers slots (default its CPUs)."""
+    """Older spelling of ``executor: {kind: ray, actors: ...}`` (still read)."""
     sandbox: SandboxParams = SandboxParams()
 
     def __post_init__(self) -> None:
@@ -170,7 +193,7 @@ class Params(Base, frozen=True):
             raise ValueError("limit must be >= 1")
         if self.timeout_s <= 0:
             raise ValueError("timeout_s must be > 0")
-        if any(k < 1 for k in self.k):
+        if self.k is not None and any(k < 1 for k in self.k):
             raise ValueError("every k must be >= 1")
         if self.workers is not None and self.workers < 1:
             raise ValueError("workers must be >= 1")
@@ -185,6 +208,16 @@ class RunConfig(Base, frozen=True):
     @property
     def workers(self) -> int:
         return self.params.workers or os.cpu_count() or 1
+
+    @property
+    def executor_settings(self) -> ExecutorConfig:
+        """``params.executor`` as settings, the older ``ray_*`` fields folded in."""
+        chosen = self.params.executor
+        if isinstance(chosen, LocalExecutor | RayExecutor):
+            return chosen
+        if chosen == "ray":
+            return RayExecutor(address=self.params.ray_address, actors=self.params.ray_actors)
+        return LocalExecutor()
 
     @property
     def wall_timeout_s(self) -> float:

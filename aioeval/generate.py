@@ -51,7 +51,7 @@ from .retry import Attempted, Clock, RealClock, Retry, call_with_retry
 from .types import Candidate, Dataset, Generation, InfraError, Problem
 
 if TYPE_CHECKING:
-    from .run.evaluate import Producer, WorkItem
+    from .run.contract import Producer, WorkItem
     from .suites.base import Prompt, Suite
 
 WINDOW_POLL_S = 0.005
@@ -152,7 +152,7 @@ def window_size(cfg: RunConfig) -> int:
     """Samples generation may hold: ``params.buffer``, by default the larger
     of the pipeline's default buffer and the concurrency limit (so a slow,
     remote endpoint can keep max_concurrency requests in flight)."""
-    from .run.evaluate import default_buffer
+    from .run.contract import default_buffer
 
     return cfg.params.buffer or max(
         default_buffer(cfg.workers), cfg.target.rate_limit.max_concurrency
@@ -253,7 +253,7 @@ class Generator:
                 todo = [i for i in range(params.n_samples) if (problem.id, i) not in self.skip]
                 if not todo:
                     continue
-                prompt = self.suite.prompt(problem, params)
+                prompt = self.suite.prompt(problem)
                 while todo:
                     k = min(len(todo), window.size) if self.n_ok else 1
                     await window.reserve(k)
@@ -269,7 +269,7 @@ class Generator:
         prompt: Prompt,
         indices: list[int],
     ) -> None:
-        from .run.evaluate import WorkItem
+        from .run.contract import WorkItem
 
         params = self.cfg.params
         k = len(indices)

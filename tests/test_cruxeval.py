@@ -146,17 +146,16 @@ LOOPHOLES = [
 async def test_strict_closes_official_loopholes() -> None:
     async with LocalPool(workers=2) as pool:
         for cls, problem, answer, reason in LOOPHOLES:
-            suite = cls()
-            official, _ = await suite.judge(problem, answer, pool, Params(scoring="official"))
+            official, _ = await cls(Params(scoring="official")).judge(problem, answer, pool)
             assert isinstance(official, Passed), (answer, official)
-            strict, _ = await suite.judge(problem, answer, pool, Params(scoring="strict"))
+            strict, _ = await cls(Params(scoring="strict")).judge(problem, answer, pool)
             assert isinstance(strict, Failed) and reason in strict.reason, (answer, strict)
         # a plain correct answer passes strict, by value equality like the official check
-        ok, execution = await CruxEvalI().judge(IDENTITY, "f('s')", pool, Params())
+        ok, execution = await CruxEvalI(Params()).judge(IDENTITY, "f('s')", pool)
         assert isinstance(ok, Passed) and execution.wall_ms is not None
-        ok, execution = await CruxEvalO().judge(IDENTITY, "'s'", pool, Params())
+        ok, execution = await CruxEvalO(Params()).judge(IDENTITY, "'s'", pool)
         assert isinstance(ok, Passed) and execution.wall_ms is None  # no sandbox for -O
-        wrong, _ = await CruxEvalI().judge(IDENTITY, "f('t')", pool, Params())
+        wrong, _ = await CruxEvalI(Params()).judge(IDENTITY, "f('t')", pool)
         assert isinstance(wrong, Failed) and "'s', not 't'" in wrong.reason
 
 
@@ -219,10 +218,10 @@ def test_output_skip_rule(tmp_path: Path) -> None:
 
 
 def _fixture_dataset(**params: Any) -> tuple[CruxEvalO, Any]:
-    suite = CruxEvalO()
+    suite = CruxEvalO(Params(**params))
 
     async def go() -> Any:
-        return await suite.load(Params(**params), mode="reference")
+        return await suite.load(mode="reference")
 
     return suite, anyio.run(go)
 
@@ -303,8 +302,8 @@ def test_prompts() -> None:
         (CruxEvalO, "assert f([4, 9, 1, 4, 7], (9, 2, 4, 4)) == ??"),
         (CruxEvalI, "assert f(??) == [4, 9]"),
     ):
-        direct = cls().prompt(problem, Params(prompt="direct"))
-        cot = cls().prompt(problem, Params(prompt="cot"))
+        direct = cls(Params(prompt="direct")).prompt(problem)
+        cot = cls(Params(prompt="cot")).prompt(problem)
         user = direct.messages[-1]["content"]
         assert problem.fields["code"] in user and line in user
         assert "[ANSWER]" in user and "[/ANSWER]" in user

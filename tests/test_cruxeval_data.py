@@ -67,8 +67,8 @@ async def test_download_verifies_caches_and_reuses_offline(
     server: FileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(crux_data.CACHE_ENV, str(tmp_path / "cache"))
-    suite = get_suite("cruxeval-o")
-    ds = await suite.load(Params(dataset_url=server.base), mode="score")
+    suite = get_suite("cruxeval-o", Params(dataset_url=server.base))
+    ds = await suite.load(mode="score")
     assert ds.size == 800 and ds.name == "cruxeval"
     assert ds.version == crux_data.PINNED_VERSION
     assert server.hits == 1
@@ -76,7 +76,7 @@ async def test_download_verifies_caches_and_reuses_offline(
     assert hashlib.sha256(cached.read_bytes()).hexdigest() == crux_data.PINNED_SHA256
 
     await server.stop()  # the network is gone: the cache must be enough
-    again = await get_suite("cruxeval-i").load(Params(dataset_url=server.base), mode="endpoint")
+    again = await get_suite("cruxeval-i", Params(dataset_url=server.base)).load(mode="endpoint")
     assert again.digest == ds.digest
     assert server.hits == 1
 
@@ -142,7 +142,7 @@ async def test_dataset_path_beats_fixture_and_download(tmp_path: Path) -> None:
     local.write_text('{"code": "def f(x):\\n    return x", "input": "1", "output": "1", "id": "a"}')
     params = Params(dataset_path=str(local), dataset_url="http://127.0.0.1:9/unused")
     for mode in ("reference", "score", "endpoint"):
-        ds = await get_suite("cruxeval-i").load(params, mode=mode)
+        ds = await get_suite("cruxeval-i", params).load(mode=mode)
         assert [p.id for p in ds.problems] == ["a"]
         assert ds.version.startswith("local-sha256:")
 

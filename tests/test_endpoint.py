@@ -21,8 +21,8 @@ from aioeval.errors import ConfigError, EndpointError
 from aioeval.events import Event, GenerationUpdate
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.sandbox.protocol import Outcome, Task
 from aioeval.suites.human_eval import load_problems
+from aioeval.testing.executors import GatedExecutor
 from aioeval.types import Summary
 
 PROBLEMS = load_problems()
@@ -209,28 +209,9 @@ async def test_refusals_before_any_request(tmp_path: Path) -> None:
     assert not (tmp_path / "never").exists()
 
 
-class GatePool:
-    """A sandbox pool that holds every job until the test opens the gate."""
-
-    size = 1
-
-    def __init__(self) -> None:
-        self.layers: list[str] = []
-        self.gate = anyio.Event()
-        self.waiting = 0
-
-    async def execute(self, task: Task) -> Outcome:
-        self.waiting += 1
-        await self.gate.wait()
-        return Outcome(id=0, status="passed", wall_ms=1.0)
-
-    async def aclose(self) -> None:
-        pass
-
-
 @pytest.mark.anyio
 async def test_generation_waits_for_a_saturated_pool(tmp_path: Path) -> None:
-    pool = GatePool()
+    pool = GatedExecutor()
     cfg = decode_config(config("", limit=10, n_samples=4, buffer=4, dedup=False))
     summary: Summary | None = None
     async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:10])) as fake:
@@ -354,6 +335,7 @@ def test_replaced_verdict_does_not_count_generation_twice() -> None:
     retries and latency must stay counted once."""
     from aioeval.config import RunConfig
     from aioeval.run.summary import RunStats
+    from aioeval.suites import get_suite
     from aioeval.types import Candidate, Execution, Generation, Passed, Timeout, make_result
 
     gen = Generation(
@@ -369,7 +351,8 @@ def test_replaced_verdict_does_not_count_generation_twice() -> None:
     twice.add(first)
     twice.remove(first)
     twice.add(make_result(cand, Passed(), Execution(wall_ms=1.0)))
-    assert once.measurements(cfg) == twice.measurements(cfg)
+    suite = get_suite("human-eval")
+    assert once.measurements(cfg, suite) == twice.measurements(cfg, suite)
 
 
 @pytest.mark.anyio

@@ -53,12 +53,11 @@ def test_unwrap_fence(raw: str, expected: str) -> None:
 
 
 def test_limit_and_digest() -> None:
-    suite = get_suite("human-eval")
-    full = anyio.run(lambda: suite.load(Params(), mode="reference"))
-    five = anyio.run(lambda: suite.load(Params(limit=5), mode="reference"))
+    full = anyio.run(lambda: get_suite("human-eval").load(mode="reference"))
+    five = anyio.run(lambda: get_suite("human-eval", Params(limit=5)).load(mode="reference"))
     assert full.size == 164 and five.size == 5
     assert full.digest != five.digest
-    again = anyio.run(lambda: suite.load(Params(limit=5), mode="reference"))
+    again = anyio.run(lambda: get_suite("human-eval", Params(limit=5)).load(mode="reference"))
     assert again.digest == five.digest
 
 
@@ -80,7 +79,7 @@ def _samples(tmp_path: Path, rows: list[object]) -> Path:
 
 def test_read_samples_indexes_per_task(tmp_path: Path) -> None:
     suite = get_suite("human-eval")
-    ds = anyio.run(lambda: suite.load(Params(), mode="score"))
+    ds = anyio.run(lambda: suite.load(mode="score"))
     path = _samples(
         tmp_path,
         [
@@ -104,7 +103,7 @@ def test_read_samples_indexes_per_task(tmp_path: Path) -> None:
 )
 def test_bad_samples_name_file_and_line(tmp_path: Path, line: bytes, fragment: str) -> None:
     suite = get_suite("human-eval")
-    ds = anyio.run(lambda: suite.load(Params(), mode="score"))
+    ds = anyio.run(lambda: suite.load(mode="score"))
     path = _samples(tmp_path, [{"task_id": "HumanEval/0", "completion": "x"}, line])
     with pytest.raises(InputError) as info:
         list(suite.read_samples(path, ds))

@@ -28,6 +28,7 @@ def test_public_api_is_pinned() -> None:
             "EndpointError",
             "Error",
             "Event",
+            "Executor",
             "Failed",
             "GenerationUpdate",
             "IncompleteRunError",

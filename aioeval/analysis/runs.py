@@ -19,33 +19,19 @@ from typing import Any
 
 import msgspec
 
+from aioeval.config import Params
 from aioeval.errors import InputError
 from aioeval.run.journal import read_results
+from aioeval.run.rundir import RESULTS, RUN, SUMMARY, RunRecord
 from aioeval.run.summary import RunStats
-from aioeval.types import CandidateResult, DatasetInfo, Summary
-
-SUMMARY = "summary.json"
-RUN = "run.json"
-RESULTS = "results.jsonl"
-
-
-class RunInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """run.json: what was asked for. Unknown fields are ignored so newer
-    writers stay readable."""
-
-    benchmark: str
-    platform: str = ""
-    mode: str = ""
-    samples: str | None = None
-    dataset: DatasetInfo | None = None
-    config: dict[str, Any] = {}
-    started_at: str = ""
+from aioeval.suites import get_suite
+from aioeval.types import CandidateResult, Summary
 
 
 class RunDir(msgspec.Struct, frozen=True, kw_only=True):
     path: Path
     summary: Summary
-    info: RunInfo | None
+    info: RunRecord | None
 
     @property
     def benchmark(self) -> str:
@@ -75,9 +61,9 @@ def load_run(path: Path | str) -> RunDir:
     if not path.is_dir():
         raise InputError(f"{path}: no such run directory")
     summary: Summary = _decode_file(path / SUMMARY, Summary)
-    info: RunInfo | None = None
+    info: RunRecord | None = None
     if (path / RUN).exists():
-        info = _decode_file(path / RUN, RunInfo)
+        info = _decode_file(path / RUN, RunRecord)
     if not (path / RESULTS).is_file():
         raise InputError(f"{path / RESULTS}: missing")
     return RunDir(path=path, summary=summary, info=info)
@@ -167,8 +153,8 @@ def tally(
 ) -> Tally:
     """Fold results into per-problem counts and latency samples.
 
-    (n, c) per problem come from `RunStats`, the same code that computed the
-    run's summary (including CRUXEval's official-mode rule when the run was
+    (n, c) per problem are counted by the benchmark's suite, as the run's
+    summary was (CRUXEval's official-mode rule included when the run was
     scored that way), so the report and the comparison agree with summary.json.
     Only the first failing candidate per problem is kept (cut to
     ``text_limit`` characters), so memory stays bounded for 164 x 200 runs.
@@ -215,9 +201,8 @@ def tally(
                     retries=r.retry_count,
                 )
             )
-    official = benchmark.startswith("cruxeval") and scoring == "official"
-    scored = stats.official_crux_counts() if official else stats.pass_counts()
-    for pid, (n, c) in scored.items():
+    suite = get_suite(benchmark, Params(scoring="official" if scoring == "official" else "strict"))
+    for pid, (n, c) in suite.pass_counts(stats.per_problem).items():
         problems[pid].n, problems[pid].c = n, c
     return Tally(
         problems=problems,

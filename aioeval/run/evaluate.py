@@ -1,72 +1,52 @@
-"""The run: dataset -> candidates -> sandbox pool -> verdicts -> journal -> summary.
+"""One evaluation, start to summary: `evaluate` and `open_run`.
 
-One anyio task group wires the stages with bounded memory object streams:
+    dataset -> candidates -> executor -> verdicts -> journal -> summary
 
-    producer --(candidates, buffer B)--> executors x 2W --(results, W)--> writer
-
-B (``params.buffer``, default max(64, 4 x workers)) is the backpressure: when every
-sandbox slot is busy and B candidates are waiting, the producer (generation,
-for endpoint runs) blocks instead of piling completions up in memory. The
-writer journals each result as soon as it exists and folds it into streaming
-counts; nothing per candidate is kept after that.
+`evaluate` is a short list of steps: decide the run (`modes`), open its
+directory (fresh or resumed), run the stages (`stages`, `judge`), summarise.
+It works inside any running anyio-compatible event loop and installs
+nothing global; errors leave it as the engine's own exceptions
+(`AioevalError` and its subclasses), never as an ExceptionGroup.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
-import os
-import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
 
 import anyio
 import msgspec
-from anyio.streams.memory import (
-    MemoryObjectReceiveStream,
-    MemoryObjectSendStream,
-    MemoryObjectStreamStatistics,
-)
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from aioeval.config import RunConfig, public_config
-from aioeval.errors import ConfigError, SandboxError
+from aioeval.errors import AioevalError
 from aioeval.events import EventHook, ResultReady, RunFinished, RunStarted
-from aioeval.executors.local import LocalPool, SandboxPool, pool_facts
-from aioeval.run.journal import Journal, read_results, rewrite_journal
-from aioeval.run.resume import GenerationRecord, ResumeState, check_identity
-from aioeval.run.summary import RunStats, coverage_notes
-from aioeval.sandbox.protocol import Limits
+from aioeval.executors import Executor, ExecutorFacts, make_executor
+from aioeval.run import rundir
+from aioeval.run.contract import default_buffer
+from aioeval.run.journal import Journal
+from aioeval.run.judge import Judge
+from aioeval.run.modes import Plan, Platform, identify, mode_of, plan, platform_of
+from aioeval.run.resume import ResumeState, check_identity
+from aioeval.run.stages import run_stages, with_pending
+from aioeval.run.summary import RunStats, build_summary
 from aioeval.suites import get_suite
-from aioeval.suites.base import Suite, digest_problems, offload
-from aioeval.types import (
-    STATUSES,
-    Candidate,
-    CandidateResult,
-    Dataset,
-    DatasetInfo,
-    Error,
-    Execution,
-    Failed,
-    InfraError,
-    Passed,
-    Problem,
-    Summary,
-    Timeout,
-    Verdict,
-    make_result,
-)
+from aioeval.suites.base import Suite
+from aioeval.types import Candidate, CandidateResult, Summary
 
-Platform = Literal["llm-mock", "llm-endpoint"]
+ExecutorFactory = Callable[[RunConfig], Executor]
+ResultHook = Callable[[CandidateResult], Awaitable[None]]
 
 
 class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     """Everything one evaluation needs; the CLI builds one from argv."""
 
     benchmark: str
-    platform: Platform = "llm-mock"
+    platform: Platform | None = None
+    """llm-mock or llm-endpoint; None: what ``target.mode`` says (else llm-mock)."""
     config: RunConfig = RunConfig()
     out_dir: str | None = None
     samples: str | None = None
@@ -75,524 +55,231 @@ class RunSpec(msgspec.Struct, frozen=True, kw_only=True):
     """Continue the run journaled in ``out_dir``."""
 
 
-class WorkItem(msgspec.Struct, frozen=True, kw_only=True):
-    """A candidate on its way to the sandbox; ``verdict`` is set when it was
-    already decided upstream (e.g. generation gave up: infra_error)."""
+@dataclass
+class _Run:
+    """The state `evaluate`'s steps share."""
 
-    candidate: Candidate
-    verdict: Verdict | None = None
-
-
-Producer = Callable[[MemoryObjectSendStream[WorkItem]], Awaitable[None]]
-PoolFactory = Callable[[RunConfig], SandboxPool]
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-
-
-def identify(dataset: Dataset, cfg: RunConfig) -> DatasetInfo:
-    """Dataset identity. Generation retries change what a run measures, so a
-    retried run gets its own version label and digest."""
-    version, digest = dataset.version, dataset.digest
-    retry = cfg.params.retry
-    if retry is not None:
-        version += "+retry"
-        digest = hashlib.sha256(
-            f"{digest}|retry:{retry.max_attempts}:{retry.backoff_base_s}:{retry.backoff_max_s}".encode()
-        ).hexdigest()
-    return DatasetInfo(name=dataset.name, version=version, digest=digest, size=dataset.size)
+    spec: RunSpec
+    suite: Suite
+    plan: Plan
+    record: rundir.RunRecord
+    out: Path = Path()
+    stats: RunStats = field(default_factory=lambda: RunStats(""))
+    resume: ResumeState | None = None
+    pending: list[Candidate] = field(default_factory=list)
+    skip: set[tuple[str, int]] = field(default_factory=set)
+    executed_before: int = 0
+    started: float = field(default_factory=time.perf_counter)
 
 
-def default_buffer(workers: int) -> int:
-    """Completions allowed to wait for a sandbox slot: a few KB each, so 64
-    costs well under a megabyte and keeps n-sample requests large."""
-    return max(64, 4 * workers)
-
-
-def default_out_dir(benchmark: str) -> Path:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / f"{benchmark}-{stamp}-{secrets.token_hex(2)}"
-
-
-def prepare_out_dir(spec: RunSpec) -> Path:
-    out = Path(spec.out_dir) if spec.out_dir else default_out_dir(spec.benchmark)
-    results = out / "results.jsonl"
-    if results.exists() and results.stat().st_size > 0:
-        raise ConfigError(f"{out}: already holds a run (results.jsonl); choose another --out")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"{out}: cannot create output directory: {exc.strerror}") from None
-    return out
-
-
-def write_json_atomic(path: Path, obj: object) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(obj), indent=2) + b"\n")
-    os.replace(tmp, path)
-
-
-def local_pool(cfg: RunConfig) -> SandboxPool:
-    sb = cfg.params.sandbox
-    limits = Limits(
-        cpu_s=cfg.params.timeout_s,
-        wall_s=cfg.wall_timeout_s,
-        memory_mb=sb.memory_mb,
-        fsize_mb=sb.fsize_mb,
-        nofile=sb.nofile,
-        output_tail=sb.output_tail,
-        disk_mb=sb.disk_mb,
-    )
-    return LocalPool(
-        workers=cfg.workers, limits=limits, hash_seed=sb.hash_seed, isolation=sb.isolation
-    )
-
-
-def select_pool(cfg: RunConfig) -> SandboxPool:
-    """The pool ``params.executor`` asks for; Ray is imported only when chosen."""
-    if cfg.params.executor == "ray":
-        from aioeval.executors.ray import RayPool
-
-        return RayPool(cfg)
-    return local_pool(cfg)
-
-
-class Judge:
-    def __init__(
-        self,
-        suite: Suite,
-        problems: dict[str, Problem],
-        pool: SandboxPool,
-        cfg: RunConfig,
-    ) -> None:
-        self.suite = suite
-        self.problems = problems
-        self.pool = pool
-        self.cfg = cfg
-        self.dedup = cfg.params.dedup
-        # Keys are 16-byte digests, not candidate texts, so the cache costs
-        # tens of bytes per distinct candidate however long the texts are.
-        self._done: dict[bytes, tuple[Verdict, Execution]] = {}
-        self._pending: dict[bytes, anyio.Event] = {}
-        self.saved = 0
-        self.timeouts: list[WorkItem] = []
-        """Timed-out work, kept only when params.recheck_timeouts is on."""
-
-    async def judge(self, item: WorkItem) -> CandidateResult:
-        cand = item.candidate
-        if item.verdict is not None:
-            return make_result(cand, item.verdict, Execution())
-        problem = self.problems[cand.problem_id]
-        if not self.dedup:
-            verdict, execution = await self._judge(problem, cand.text)
-            return make_result(cand, verdict, execution)
-        key = await self._key(problem, cand.text)
-        while True:
-            hit = self._done.get(key)
-            if hit is not None:
-                self.saved += 1
-                verdict, execution = hit
-                return make_result(
-                    cand, verdict, Execution(cached=True, output_tail=execution.output_tail)
-                )
-            waiter = self._pending.get(key)
-            if waiter is None:
-                break
-            await waiter.wait()
-        event = self._pending[key] = anyio.Event()
-        try:
-            verdict, execution = await self._judge(problem, cand.text)
-            if not isinstance(verdict, InfraError):
-                self._done[key] = (verdict, execution)
-        finally:
-            del self._pending[key]
-            event.set()
-        if isinstance(verdict, Timeout) and self.cfg.params.recheck_timeouts:
-            self.timeouts.append(item)
-        return make_result(cand, verdict, execution)
-
-    async def recheck(self, item: WorkItem) -> CandidateResult:
-        """Run a timed-out candidate again, without the cache."""
-        problem = self.problems[item.candidate.problem_id]
-        verdict, execution = await self._judge(problem, item.candidate.text)
-        return make_result(item.candidate, verdict, execution)
-
-    async def _judge(self, problem: Problem, text: str) -> tuple[Verdict, Execution]:
-        """The suite's verdict; whatever an answer makes the suite's own code
-        raise is that answer's ``error``, never the end of the run. Only the
-        sandbox pool failing as a whole (SandboxError) stops the run."""
-        try:
-            return await self.suite.judge(problem, text, self.pool, self.cfg.params)
-        except SandboxError:
-            raise
-        except Exception as exc:
-            reason = f"the engine could not judge this answer: {type(exc).__name__}: {exc}"
-            return Error(reason=reason[:500]), Execution()
-
-    async def _key(self, problem: Problem, text: str) -> bytes:
-        """16-byte dedup key; a long text is keyed off the event loop."""
-        body = await offload(len(text), self._key_text, problem, text)
-        return hashlib.blake2b(
-            problem.id.encode() + b"\0" + body.encode("utf-8", "surrogatepass"), digest_size=16
-        ).digest()
-
-    def _key_text(self, problem: Problem, text: str) -> str:
-        try:
-            return self.suite.dedup_key(problem, text)
-        except Exception:
-            return "exact\0" + text  # an exact copy is always safe to merge
-
-
-async def _run_stages(
-    producer: Producer,
-    judge: Judge,
-    sink: Callable[[CandidateResult], Awaitable[None]],
-    *,
-    workers: int,
-    buffer: int,
-) -> None:
-    send_work, recv_work = anyio.create_memory_object_stream[WorkItem](buffer)
-    send_res, recv_res = anyio.create_memory_object_stream[CandidateResult](workers)
-
-    async def produce() -> None:
-        async with send_work:
-            await producer(send_work)
-
-    async def execute(
-        recv: MemoryObjectReceiveStream[WorkItem], send: MemoryObjectSendStream[CandidateResult]
-    ) -> None:
-        async with recv, send:
-            async for item in recv:
-                await send.send(await judge.judge(item))
-
-    async def write() -> None:
-        async with recv_res:
-            async for result in recv_res:
-                await sink(result)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(produce)
-        # Two executors per slot: while one waits for its outcome frame the
-        # other is already queued, so a slot never idles between candidates.
-        async with recv_work, send_res:
-            for _ in range(max(1, 2 * workers)):
-                tg.start_soon(execute, recv_work.clone(), send_res.clone())
-        tg.start_soon(write)
-
-
-def iter_producer(items: Iterable[Candidate]) -> Producer:
-    async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
-        for cand in items:
-            await send.send(WorkItem(candidate=cand))
-
-    return produce
-
-
-def reference_candidates(suite: Suite, dataset: Dataset) -> list[Candidate]:
-    out = []
-    for p in dataset.problems:
-        ref = suite.reference(p)
-        out.append(Candidate(problem_id=p.id, sample_index=0, raw=ref, text=suite.unwrap(p, ref)))
-    return out
+@dataclass
+class _Executed:
+    layers: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    facts: ExecutorFacts = field(default_factory=ExecutorFacts)
+    saved: int = 0
+    flips: int = 0
 
 
 async def evaluate(
     spec: RunSpec,
     *,
     on_event: EventHook | None = None,
-    on_result: Callable[[CandidateResult], Awaitable[None]] | None = None,
-    pool_factory: PoolFactory | None = None,
+    on_result: ResultHook | None = None,
+    pool_factory: ExecutorFactory | None = None,
 ) -> Summary:
     """Run one evaluation and return its summary (also written to disk).
 
-    Works inside any running anyio-compatible event loop; it installs
-    nothing global. Results are journaled to ``<out>/results.jsonl`` as they
-    finish, and passed to ``on_result`` if given. With ``spec.resume`` the
-    run continues from the journal in ``spec.out_dir``.
+    Results are journaled to ``<out>/results.jsonl`` as they finish, and
+    passed to ``on_result`` if given. With ``spec.resume`` the run continues
+    from the journal in ``spec.out_dir``.
     """
-    cfg = spec.config
-    emit: EventHook = on_event or (lambda _e: None)
-    suite = get_suite(spec.benchmark)
-    started, t0 = _now(), time.perf_counter()
-    mode = _mode(spec)
-    dataset = await suite.load(cfg.params, mode=mode)
-    resume = ResumeState(Path(spec.out_dir)) if spec.resume and spec.out_dir else None
-    if spec.resume and resume is None:
-        raise ConfigError("--resume needs the run directory")
+    try:
+        return await _evaluate(spec, on_event or _ignore, on_result, pool_factory or make_executor)
+    except BaseExceptionGroup as group:
+        raise _engine_error(group) from None
 
-    producer: Producer | None = None
-    replay_results: list[CandidateResult] = []
-    skip: set[tuple[str, int]] = set()
-    if mode == "replay":
-        replay_results = _replay(suite, dataset)
-        total = len(replay_results)
-    elif mode == "reference":
-        cands = reference_candidates(suite, dataset)
-        producer, total = iter_producer(cands), len(cands)
-    elif mode == "score":
-        assert spec.samples is not None
-        cands = list(suite.read_samples(Path(spec.samples), dataset))
-        present = {c.problem_id for c in cands}
-        if len(present) < dataset.size:
-            kept = [p for p in dataset.problems if p.id in present]
-            dataset = Dataset(
-                name=dataset.name,
-                version=dataset.version,
-                digest=digest_problems(kept),
-                problems=kept,
-                full_size=dataset.full_size or dataset.size,
-            )
-        producer, total = iter_producer(cands), len(cands)
-    else:
-        from aioeval.generate import endpoint_producer
 
-        # skip is filled in place below on --resume; the producer reads it when
-        # it starts, so samples already done are never requested (or paid for).
-        producer, total = await endpoint_producer(suite, dataset, cfg, emit, skip)
-
-    info = identify(dataset, cfg)
-    run_record = {
-        "benchmark": spec.benchmark,
-        "platform": spec.platform,
-        "mode": mode,
-        "samples": spec.samples,
-        "dataset": msgspec.to_builtins(info),
-        "config": public_config(cfg),
-        "started_at": started,
-    }
-    stats = RunStats(spec.benchmark)
-    pending: list[Candidate] = []
-    if resume is not None:
-        check_identity(resume.stored, run_record, resume.run_dir)
-        resume.compact(stats.add)
-        resume.load_pending()
-        skip |= resume.done | set(resume.pending)
-        pending = list(resume.pending.values())
-        executed_before = stats.executions
-        out = resume.run_dir
-        run_record = {
-            **resume.stored,
-            "resumed_at": [*resume.stored.get("resumed_at", []), started],
-        }
-    else:
-        out = prepare_out_dir(spec)
-    write_json_atomic(out / "run.json", run_record)
-    layers: list[str] = []
-    missing: list[str] = []
-    saved = 0
-    facts: dict[str, Any] = {}
-    flips = 0
-    remaining = max(0, total - len(skip)) if resume is not None else total
-    gen_journal = Journal(out / "generations.jsonl") if mode == "endpoint" else None
-    with Journal(out / "results.jsonl") as journal:
-
-        async def sink(result: CandidateResult) -> None:
-            journal.write(result)
-            stats.add(result)
-            emit(ResultReady(result=result))
-            if on_result is not None:
-                await on_result(result)
-
-        if producer is None:
-            emit(RunStarted(benchmark=spec.benchmark, total=total, out_dir=str(out)))
-            for r in replay_results:
-                await sink(r)
-        else:
-            pool = (pool_factory or select_pool)(cfg)
-            try:
-                start = getattr(pool, "start", None)
-                if start is not None:
-                    await start()
-                layers = pool.layers
-                missing = list(getattr(pool, "missing", []))
-                emit(
-                    RunStarted(
-                        benchmark=spec.benchmark,
-                        total=remaining,
-                        out_dir=str(out),
-                        layers=layers,
-                        warnings=list(getattr(pool, "warnings", [])),
-                    )
-                )
-                judge = Judge(suite, {p.id: p for p in dataset.problems}, pool, cfg)
-                buffer = cfg.params.buffer or default_buffer(pool.size)
-                await _run_stages(
-                    _with_pending(pending, producer, skip, gen_journal),
-                    judge,
-                    sink,
-                    workers=pool.size,
-                    buffer=buffer,
-                )
-                saved = judge.saved
-                facts = pool_facts(pool)
-                if judge.timeouts:
-                    flips = await _recheck(judge, journal, stats, out)
-            finally:
-                await pool.aclose()
-                if gen_journal is not None:
-                    gen_journal.close()
-
-    incomplete = dict(stats.infra_causes)
-    comparable, notes = coverage_notes(dataset, stats, incomplete)
-    if cfg.params.scoring == "official":
-        notes.append(
-            "scoring=official runs each test inside the candidate's own process, as the "
-            "official harness does: a candidate can forge its verdict there; use "
-            "scoring=strict (the default) for verdicts a candidate cannot influence"
-        )
-    if cfg.params.recheck_timeouts:
-        notes.append(f"recheck_timeouts: {flips} timeout verdicts flipped on re-check")
-    if resume is not None:
-        notes.append(
-            f"resumed: kept {resume.kept} journaled verdicts, executed "
-            f"{stats.executions - executed_before} more, re-judged {len(pending)} journaled "
-            f"completions, retried {resume.dropped_infra} infra_error samples"
-        )
-    summary = Summary(
-        benchmark=spec.benchmark,
-        dataset=info,
-        measurements=stats.measurements(cfg, comparable=comparable),
-        platform=spec.platform,
-        complete=not incomplete,
-        counts={s: stats.counts.get(s, 0) for s in STATUSES},
-        incomplete=incomplete,
-        candidates=stats.candidates,
-        executions=stats.executions,
-        executions_saved=saved,
-        scoring=cfg.params.scoring,
-        isolation=layers,
-        missing=missing,
-        model=cfg.target.model if spec.platform == "llm-endpoint" else None,
-        started_at=started,
-        finished_at=_now(),
-        wall_s=round(time.perf_counter() - t0, 3),
-        notes=notes,
-        **facts,
+async def _evaluate(
+    spec: RunSpec, emit: EventHook, on_result: ResultHook | None, make_pool: ExecutorFactory
+) -> Summary:
+    run = await _decide(spec, emit)
+    _open_directory(run)
+    gen_journal = Journal(run.out / rundir.GENERATIONS) if run.plan.mode == "endpoint" else None
+    try:
+        with Journal(run.out / rundir.RESULTS) as journal:
+            sink = _sink(run, journal, emit, on_result)
+            if run.plan.producer is None:
+                emit(RunStarted(benchmark=spec.benchmark, total=run.plan.total, out_dir=str(run.out)))
+                for result in run.plan.replay:
+                    await sink(result)
+                executed = _Executed()
+            else:
+                executed = await _execute(run, make_pool, sink, emit, journal, gen_journal)
+    finally:
+        if gen_journal is not None:
+            gen_journal.close()
+    summary = build_summary(
+        run.suite,
+        spec.config,
+        run.plan,
+        run.record,
+        run.stats,
+        isolation=executed.layers,
+        missing=executed.missing,
+        facts=executed.facts,
+        saved=executed.saved,
+        notes=_run_notes(run, executed),
+        wall_s=time.perf_counter() - run.started,
     )
-    write_json_atomic(out / "summary.json", summary)
+    rundir.write_json_atomic(run.out / rundir.SUMMARY, summary)
     emit(RunFinished(summary=summary))
     return summary
 
 
-def _replay(suite: Suite, dataset: Dataset) -> list[CandidateResult]:
-    """The bundled pre-scored fixture, as results (nothing is executed)."""
-    ids = {p.id for p in dataset.problems}
-    tags = {"passed": Passed, "failed": Failed, "timeout": Timeout, "error": Error}
-    out = []
-    for rec in suite.mock_records():
-        if rec.problem_id in ids:
-            cand = Candidate(
-                problem_id=rec.problem_id,
-                sample_index=rec.sample_index,
-                raw=rec.completion,
-                text=rec.completion,
-            )
-            out.append(make_result(cand, tags[rec.status](reason=rec.reason), Execution()))
-    return out
+async def _decide(spec: RunSpec, emit: EventHook) -> _Run:
+    """Platform, mode, suite, dataset and producer; nothing written yet."""
+    cfg = spec.config
+    started = rundir.now()
+    platform = platform_of(spec.platform, cfg)
+    mode = mode_of(platform, spec.samples, cfg)
+    suite = get_suite(spec.benchmark, cfg.params)
+    skip: set[tuple[str, int]] = set()
+    the_plan = await plan(suite, mode, cfg, samples=spec.samples, emit=emit, skip=skip)
+    samples = str(Path(spec.samples).resolve()) if spec.samples is not None else None
+    record = rundir.RunRecord(
+        benchmark=spec.benchmark,
+        platform=platform,
+        mode=mode,
+        samples=samples,
+        dataset=identify(the_plan.dataset, cfg),
+        config=public_config(cfg),
+        started_at=started,
+    )
+    return _Run(
+        spec=spec,
+        suite=suite,
+        plan=the_plan,
+        record=record,
+        stats=RunStats(spec.benchmark),
+        skip=skip,
+    )
 
 
-class _JournalingSend:
-    """The producer's view of the work stream: drops samples already done,
-    journals each new generation the moment it arrives, then sends into the
-    real bounded stream, so the producer still feels its backpressure (and
-    can read its fill level through ``statistics``)."""
-
-    def __init__(
-        self,
-        send: MemoryObjectSendStream[WorkItem],
-        skip: set[tuple[str, int]],
-        gen_journal: Journal | None,
-    ) -> None:
-        self._send = send
-        self._skip = skip
-        self._journal = gen_journal
-
-    def _admit(self, item: WorkItem) -> bool:
-        key = (item.candidate.problem_id, item.candidate.sample_index)
-        if key in self._skip:
-            return False
-        if self._journal is not None and item.verdict is None:
-            self._journal.write(GenerationRecord(candidate=item.candidate))
-        return True
-
-    async def send(self, item: WorkItem) -> None:
-        if self._admit(item):
-            await self._send.send(item)
-
-    def send_nowait(self, item: WorkItem) -> None:
-        if self._admit(item):
-            self._send.send_nowait(item)
-
-    def statistics(self) -> MemoryObjectStreamStatistics:
-        return self._send.statistics()
-
-    def close(self) -> None:
-        """The pipeline closes the real stream when the producer returns."""
-
-    async def aclose(self) -> None:
-        self.close()
-
-    async def __aenter__(self) -> _JournalingSend:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()
+def _open_directory(run: _Run) -> None:
+    """A fresh run directory, or the journal of the run being resumed
+    (verdicts kept, completions to re-judge, samples to skip)."""
+    spec = run.spec
+    if not spec.resume:
+        run.out = rundir.create(spec.out_dir, spec.benchmark)
+        rundir.write_json_atomic(run.out / rundir.RUN, run.record)
+        return
+    if not spec.out_dir:
+        raise AioevalError("--resume needs the run directory")
+    resume = run.resume = ResumeState(Path(spec.out_dir))
+    check_identity(resume.stored, run.record, resume.run_dir)
+    resume.compact(run.stats.add)
+    resume.load_pending()
+    run.skip |= resume.done | set(resume.pending)
+    run.pending = list(resume.pending.values())
+    run.executed_before = run.stats.executions
+    run.out = resume.run_dir
+    run.record = msgspec.structs.replace(
+        resume.stored, resumed_at=[*resume.stored.resumed_at, run.record.started_at]
+    )
+    rundir.write_json_atomic(run.out / rundir.RUN, run.record)
 
 
-def _with_pending(
-    pending: list[Candidate],
-    producer: Producer,
-    skip: set[tuple[str, int]],
+def _sink(
+    run: _Run, journal: Journal, emit: EventHook, on_result: ResultHook | None
+) -> Callable[[CandidateResult], Awaitable[None]]:
+    async def sink(result: CandidateResult) -> None:
+        journal.write(result)
+        run.stats.add(result)
+        emit(ResultReady(result=result))
+        if on_result is not None:
+            await on_result(result)
+
+    return sink
+
+
+async def _execute(
+    run: _Run,
+    make_pool: ExecutorFactory,
+    sink: Callable[[CandidateResult], Awaitable[None]],
+    emit: EventHook,
+    journal: Journal,
     gen_journal: Journal | None,
-) -> Producer:
-    """Feed journaled-but-unjudged completions first, then the producer's
-    items minus those already done, journaling new generations on arrival."""
-
-    async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
-        for cand in pending:
-            await send.send(WorkItem(candidate=cand))
-        await producer(
-            cast(MemoryObjectSendStream[WorkItem], _JournalingSend(send, skip, gen_journal))
+) -> _Executed:
+    """Start the executor, run the stages, re-check timeouts if asked."""
+    assert run.plan.producer is not None
+    cfg = run.spec.config
+    pool = make_pool(cfg)
+    try:
+        await pool.start()
+        remaining = max(0, run.plan.total - len(run.skip)) if run.resume else run.plan.total
+        emit(
+            RunStarted(
+                benchmark=run.spec.benchmark,
+                total=remaining,
+                out_dir=str(run.out),
+                layers=pool.layers,
+                warnings=pool.warnings,
+            )
         )
-
-    return produce
-
-
-async def _recheck(judge: Judge, journal: Journal, stats: RunStats, out: Path) -> int:
-    """Re-run timed-out candidates on the now idle pool; replace verdicts that
-    flip (the journal is rewritten so each sample stays listed once)."""
-    replaced: dict[tuple[str, int], CandidateResult] = {}
-    for item in judge.timeouts:
-        result = await judge.recheck(item)
-        if result.status != "timeout" and result.status != "infra_error":
-            replaced[(result.problem_id, result.sample_index)] = result
-    if not replaced:
-        return 0
-    journal.close()
-    path = out / "results.jsonl"
-
-    def merged() -> Iterator[CandidateResult]:
-        for r in read_results(path):
-            new = replaced.get((r.problem_id, r.sample_index))
-            if new is not None:
-                stats.remove(r)
-                stats.add(new)
-                r = new
-            yield r
-
-    rewrite_journal(path, merged())
-    return len(replaced)
+        problems = {p.id: p for p in run.plan.dataset.problems}
+        judge = Judge(run.suite, problems, pool, cfg.params)
+        producer = with_pending(run.pending, run.plan.producer, run.skip, gen_journal)
+        buffer = cfg.params.buffer or default_buffer(pool.size)
+        await run_stages(producer, judge, sink, workers=pool.size, buffer=buffer)
+        flips = 0
+        if judge.timeouts:
+            journal.close()
+            flips = await judge.recheck(run.out / rundir.RESULTS, run.stats)
+        return _Executed(
+            layers=pool.layers,
+            missing=pool.missing,
+            facts=pool.facts(),
+            saved=judge.saved,
+            flips=flips,
+        )
+    finally:
+        await pool.aclose()
 
 
-def _mode(spec: RunSpec) -> str:
-    if spec.samples is not None:
-        return "score"
-    if spec.platform == "llm-endpoint":
-        return "endpoint"
-    if spec.platform != "llm-mock":
-        raise ConfigError(f"unknown platform {spec.platform!r}; choose llm-mock or llm-endpoint")
-    return "reference" if spec.config.params.execute else "replay"
+def _run_notes(run: _Run, executed: _Executed) -> list[str]:
+    notes = []
+    if run.spec.config.params.recheck_timeouts:
+        notes.append(f"recheck_timeouts: {executed.flips} timeout verdicts flipped on re-check")
+    if run.resume is not None:
+        notes.append(
+            f"resumed: kept {run.resume.kept} journaled verdicts, executed "
+            f"{run.stats.executions - run.executed_before} more, re-judged {len(run.pending)} "
+            f"journaled completions, retried {run.resume.dropped_infra} infra_error samples"
+        )
+    return notes
+
+
+def _ignore(_event: object) -> None:
+    pass
+
+
+def _engine_error(group: BaseExceptionGroup) -> BaseException:
+    """The first engine error inside a task group's ExceptionGroup (else the
+    first exception), so callers can ``except AioevalError``."""
+    ours = group.subgroup(lambda e: isinstance(e, AioevalError))
+    leaves = list(_leaves(ours if ours is not None else group))
+    return leaves[0]
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out.extend(_leaves(exc))
+        else:
+            out.append(exc)
+    return out
 
 
 class RunHandle:
@@ -627,11 +314,14 @@ async def open_run(spec: RunSpec, *, on_event: EventHook | None = None) -> Async
         async with send:
             handle.summary = await evaluate(spec, on_event=on_event, on_result=on_result)
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(runner)
-        try:
-            yield handle
-        finally:
-            recv.close()
-            if handle.summary is None:
-                tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(runner)
+            try:
+                yield handle
+            finally:
+                recv.close()
+                if handle.summary is None:
+                    tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        raise _engine_error(group) from None

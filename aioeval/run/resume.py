@@ -24,9 +24,11 @@ from typing import Any
 
 import msgspec
 
-from aioeval.errors import ConfigError, InputError
+from aioeval.errors import ConfigError
+from aioeval.run import rundir
 from aioeval.run.journal import read_lines, read_results, rewrite_journal
-from aioeval.types import Candidate, CandidateResult
+from aioeval.run.rundir import RunRecord
+from aioeval.types import Candidate, CandidateResult, DatasetInfo
 
 log = logging.getLogger("aioeval.run.resume")
 
@@ -65,26 +67,30 @@ def _lookup(tree: dict[str, Any], dotted: str) -> Any:
     return node
 
 
-def check_identity(stored: dict[str, Any], current: dict[str, Any], run_dir: Path) -> None:
+def check_identity(stored: RunRecord, current: RunRecord, run_dir: Path) -> None:
     """Raise ConfigError naming the first field where the runs differ."""
     for key in ("benchmark", "platform", "mode"):
-        if stored.get(key) != current.get(key):
+        x, y = getattr(stored, key), getattr(current, key)
+        if x != y:
             raise ConfigError(
-                f"{run_dir}: cannot resume: {key} is {stored.get(key)!r} in the journal, "
-                f"{current.get(key)!r} now"
+                f"{run_dir}: cannot resume: {key} is {x!r} in the journal, {y!r} now"
             )
-    a, b = stored.get("dataset", {}), current.get("dataset", {})
-    if a.get("digest") != b.get("digest"):
+    a, b = stored.dataset, current.dataset
+    if a is None or b is None or a.digest != b.digest:
         raise ConfigError(
-            f"{run_dir}: cannot resume: dataset digest differs ({a.get('version')} "
-            f"{str(a.get('digest'))[:12]} in the journal, {b.get('version')} {str(b.get('digest'))[:12]} now)"
+            f"{run_dir}: cannot resume: dataset digest differs "
+            f"({_short_id(a)} in the journal, {_short_id(b)} now)"
         )
     for field in IDENTITY_FIELDS:
-        x, y = _lookup(stored.get("config", {}), field), _lookup(current.get("config", {}), field)
+        x, y = _lookup(stored.config, field), _lookup(current.config, field)
         if x != y:
             raise ConfigError(
                 f"{run_dir}: cannot resume: {field} is {x!r} in the journal, {y!r} now"
             )
+
+
+def _short_id(d: DatasetInfo | None) -> str:
+    return "none" if d is None else f"{d.version} {d.digest[:12]}"
 
 
 class ResumeState:
@@ -92,13 +98,9 @@ class ResumeState:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        run_json = run_dir / "run.json"
-        if not run_json.exists():
-            raise ConfigError(f"{run_dir}: nothing to resume (no run.json)")
-        try:
-            self.stored: dict[str, Any] = msgspec.json.decode(run_json.read_bytes())
-        except msgspec.DecodeError as exc:
-            raise InputError(f"{run_json}: corrupt run.json: {exc}") from None
+        if not (run_dir / rundir.RUN).exists():
+            raise ConfigError(f"{run_dir}: nothing to resume (no {rundir.RUN})")
+        self.stored = rundir.read_record(run_dir)
         self.done: set[tuple[str, int]] = set()
         self.kept = 0
         self.dropped_infra = 0
@@ -109,7 +111,7 @@ class ResumeState:
         seen: set[tuple[str, int]] = set()
 
         def final() -> Iterator[CandidateResult]:
-            for r in read_results(self.run_dir / "results.jsonl"):
+            for r in read_results(self.run_dir / rundir.RESULTS):
                 key = (r.problem_id, r.sample_index)
                 if r.status == "infra_error":
                     self.dropped_infra += 1
@@ -121,12 +123,12 @@ class ResumeState:
                 on_kept(r)
                 yield r
 
-        rewrite_journal(self.run_dir / "results.jsonl", final())
+        rewrite_journal(self.run_dir / rundir.RESULTS, final())
         self.done = seen
 
     def load_pending(self) -> None:
         """Completions journaled but not judged (endpoint runs)."""
-        path = self.run_dir / "generations.jsonl"
+        path = self.run_dir / rundir.GENERATIONS
         for rec in read_lines(path, msgspec.json.Decoder(GenerationRecord)):
             key = (rec.candidate.problem_id, rec.candidate.sample_index)
             if key not in self.done:

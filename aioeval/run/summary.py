@@ -13,11 +13,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from aioeval.config import RunConfig
-from aioeval.metrics import pass_at_k, percentile, reportable_ks
-from aioeval.types import CandidateResult, Dataset, Measurement
+from aioeval.executors.base import ExecutorFacts
+from aioeval.metrics import percentile, reportable_ks
+from aioeval.run.rundir import RunRecord, now
+from aioeval.types import STATUSES, CandidateResult, Dataset, Measurement, Summary
+
+if TYPE_CHECKING:
+    from aioeval.run.modes import Plan
+    from aioeval.suites.base import Suite
 
 Klass = Literal["deterministic", "environmental"]
 
@@ -94,28 +100,18 @@ class RunStats:
     def pass_counts(self) -> dict[str, tuple[int, int]]:
         return {k: (v[0], v[1]) for k, v in self.per_problem.items() if v[0] > 0}
 
-    def official_crux_counts(self) -> dict[str, tuple[int, int]]:
-        """(n, c) per problem under the upstream CRUXEval evaluator's rule:
-        a problem where nothing executed passed keeps every generation
-        (n = all, c = 0); otherwise skipped generations drop out of n."""
-        return {
-            k: (v[0], 0) if v[1] == 0 else (v[0] - v[2], v[1])
-            for k, v in self.per_problem.items()
-            if v[0] > 0
-        }
-
-    def measurements(self, cfg: RunConfig, *, comparable: bool = True) -> list[Measurement]:
-        """``comparable``: the run covers its whole dataset with a verdict for
-        every sample (see `coverage_notes`); pass@k is official only then."""
+    def measurements(
+        self, cfg: RunConfig, suite: Suite, *, comparable: bool = True
+    ) -> list[Measurement]:
+        """Every measurement of summary.json. pass@k is counted and estimated
+        as the suite says, and marked official only when the suite's scoring
+        is comparable with published figures and the run is ``comparable``
+        (every sample has a verdict, every problem is covered)."""
         b = self.benchmark
         out: list[Measurement] = []
         counts = self.pass_counts()
-        crux_official = b.startswith("cruxeval") and cfg.params.scoring == "official"
-        # Strict CRUXEval scoring is stricter than the upstream evaluator, so
-        # its pass@k is not comparable with published (official) figures.
-        pass_official = comparable and (crux_official or not b.startswith("cruxeval"))
-        scored = self.official_crux_counts() if crux_official else counts
-        estimate = _upstream_pass_at_k if crux_official else pass_at_k
+        scored = suite.pass_counts(self.per_problem)
+        pass_official = comparable and suite.comparable
 
         def add(name: str, value: float, unit: str, klass: Klass, official: bool) -> None:
             out.append(
@@ -124,8 +120,8 @@ class RunStats:
                 )
             )
 
-        for k in reportable_ks(counts, cfg.params.k):
-            values = [estimate(n, c, k) for n, c in scored.values()]
+        for k in reportable_ks(counts, requested_ks(cfg, suite)):
+            values = [suite.pass_at_k(n, c, k) for n, c in scored.values()]
             add(
                 f"pass_at_{k}",
                 math.fsum(values) / len(values) if values else 0.0,
@@ -156,12 +152,26 @@ class RunStats:
         return out
 
 
-def _upstream_pass_at_k(n: int, c: int, k: int) -> float:
-    """pass@k as the upstream CRUXEval evaluator computes it: 1.0 whenever
-    n - c < k, which also covers an official list shrunk below k."""
-    if n - c < k:
-        return 1.0
-    return pass_at_k(n, c, k)
+def requested_ks(cfg: RunConfig, suite: Suite) -> list[int]:
+    return list(cfg.params.k) if cfg.params.k is not None else list(suite.default_k)
+
+
+def k_notes(stats: RunStats, cfg: RunConfig, suite: Suite) -> list[str]:
+    """Which k asked for in ``params.k`` were left out, and why (pass@k needs
+    n >= k). The suite's default list is not a request and is not noted."""
+    counts = stats.pass_counts()
+    if cfg.params.k is None:
+        return []
+    wanted = requested_ks(cfg, suite)
+    kept = set(reportable_ks(counts, wanted))
+    dropped = [k for k in wanted if k not in kept]
+    if not dropped or not counts:
+        return []
+    least = min(n for n, _ in counts.values())
+    return [
+        f"pass@k for k = {', '.join(map(str, dropped))} left out: pass@k needs at least k "
+        f"samples per problem and the smallest n here is {least}"
+    ]
 
 
 def coverage_notes(
@@ -189,3 +199,57 @@ def coverage_notes(
             f"({samples} samples); pass@k is over those {scored} only and is not official"
         )
     return not notes, notes
+
+
+FORGEABLE = (
+    "scoring=official runs each test inside the candidate's own process, as the "
+    "official harness does: a candidate can forge its verdict there; use "
+    "scoring=strict (the default) for verdicts a candidate cannot influence"
+)
+
+
+def build_summary(
+    suite: Suite,
+    cfg: RunConfig,
+    plan: Plan,
+    record: RunRecord,
+    stats: RunStats,
+    *,
+    isolation: list[str],
+    missing: list[str],
+    facts: ExecutorFacts,
+    saved: int,
+    notes: list[str],
+    wall_s: float,
+) -> Summary:
+    """summary.json, from the run's streaming stats and what it ran on."""
+    incomplete = dict(stats.infra_causes)
+    comparable, coverage = coverage_notes(plan.dataset, stats, incomplete)
+    all_notes = [*coverage, *k_notes(stats, cfg, suite)]
+    if cfg.params.scoring == "official":
+        all_notes.append(FORGEABLE)
+    assert record.dataset is not None
+    return Summary(
+        benchmark=record.benchmark,
+        dataset=record.dataset,
+        measurements=stats.measurements(cfg, suite, comparable=comparable),
+        platform=record.platform,
+        complete=not incomplete,
+        counts={s: stats.counts.get(s, 0) for s in STATUSES},
+        incomplete=incomplete,
+        candidates=stats.candidates,
+        executions=stats.executions,
+        executions_saved=saved,
+        scoring=cfg.params.scoring,
+        isolation=isolation,
+        missing=missing,
+        model=cfg.target.model if record.platform == "llm-endpoint" else None,
+        started_at=record.resumed_at[-1] if record.resumed_at else record.started_at,
+        finished_at=now(),
+        wall_s=round(wall_s, 3),
+        notes=[*all_notes, *notes],
+        executor=facts.executor,
+        actors=facts.actors,
+        nodes=facts.nodes,
+        infra_retries=facts.infra_retries,
+    )

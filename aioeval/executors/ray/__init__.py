@@ -1,7 +1,7 @@
 """The sandbox pool on a Ray cluster (``params.executor: ray``; optional extra).
 
 Only execution leaves the driver. Each Ray actor owns an ordinary
-`LocalPool` on its node, built by the same ``local_pool(cfg)`` as a local run,
+`LocalPool` on its node, built by the same ``local.from_config(cfg)`` as a local run,
 so every hardening layer (allowlisted environment, rlimits, network and
 filesystem confinement, fresh fork per candidate) applies there exactly as
 locally. Generation, rate limiting and the journal stay in the driver: an
@@ -38,9 +38,11 @@ from typing import Any
 import anyio
 import msgspec
 
-from aioeval.config import RunConfig
+from aioeval.config import RayExecutor, RunConfig
 from aioeval.errors import ConfigError, SandboxError
+from aioeval.executors.base import ExecutorFacts
 from aioeval.executors.local import LocalPool
+from aioeval.executors.local import from_config as local_from_config
 from aioeval.sandbox.protocol import Outcome, Program, Task
 
 CONNECT_TIMEOUT_S = 60.0
@@ -89,11 +91,9 @@ class SandboxActor:
     async def start(self) -> bytes:
         import ray
 
-        from aioeval.run.evaluate import local_pool
-
         cfg = msgspec.msgpack.decode(self._config, type=RunConfig)
         params = msgspec.structs.replace(cfg.params, workers=self._slots, executor="local")
-        pool = local_pool(msgspec.structs.replace(cfg, params=params))
+        pool = local_from_config(msgspec.structs.replace(cfg, params=params))
         assert isinstance(pool, LocalPool)
         await pool.start()
         self._pool = pool
@@ -257,6 +257,11 @@ class _RayOwner(threading.Thread):
         self.ray.shutdown()
 
 
+def from_config(cfg: RunConfig) -> RayPool:
+    """The Ray executor a run's configuration asks for."""
+    return RayPool(cfg)
+
+
 class RayPool:
     """A `SandboxPool` whose slots are Ray actors' LocalPools.
 
@@ -282,7 +287,9 @@ class RayPool:
         depth: int = 4,
     ) -> None:
         self.cfg = cfg
-        self.address = cfg.params.ray_address
+        settings = cfg.executor_settings
+        self.address = settings.address if isinstance(settings, RayExecutor) else None
+        self.planned_actors = settings.actors if isinstance(settings, RayExecutor) else None
         self.batch_max = batch_max
         """Jobs per batch; default depth x the actors' mean slot count."""
         self.batch_wait_s = batch_wait_s
@@ -354,9 +361,13 @@ class RayPool:
         template restarts."""
         return self.redispatched + sum(a.infra_retries for a in self._actors)
 
-    def actor_pids(self) -> list[int]:
-        """Process ids of the live actors (tests kill one)."""
-        return [a.info.pid for a in self._actors if a.alive]
+    def facts(self) -> ExecutorFacts:
+        return ExecutorFacts(
+            executor="ray",
+            actors=self.actors,
+            nodes=self.nodes,
+            infra_retries=self.infra_retries,
+        )
 
     def actor_load(self) -> list[tuple[int, int]]:
         """(pid, batches in flight) per live actor."""
@@ -372,7 +383,7 @@ class RayPool:
         await self._connect(ray)
         try:
             nodes = await anyio.to_thread.run_sync(ray.nodes)
-            plan = plan_actors(nodes, self.cfg.params.ray_actors, self.cfg.params.workers)
+            plan = plan_actors(nodes, self.planned_actors, self.cfg.params.workers)
             with anyio.fail_after(START_TIMEOUT_S):
                 async with anyio.create_task_group() as tg:
                     for node_id, slots, cpus in plan:
@@ -586,7 +597,7 @@ class RayPool:
             try:
                 nodes = await anyio.to_thread.run_sync(ray.nodes)
                 params = self.cfg.params
-                plan = plan_actors(nodes, params.ray_actors, params.workers)
+                plan = plan_actors(nodes, self.planned_actors, params.workers)
                 plan = plan[: self._respawns_left]
                 self._respawns_left -= len(plan)
                 with anyio.fail_after(START_TIMEOUT_S):

@@ -1,0 +1,206 @@
+"""One sandbox slot: a template, its verifier (started on first need) and
+the link between them. See `aioeval.executors.local` for the whole pool."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+
+import anyio
+import msgspec
+
+from aioeval.errors import SandboxError
+from aioeval.sandbox import protocol
+from aioeval.sandbox.protocol import Call, Checked, Outcome, Program, Task
+
+from ._process import BASE_ENV, Process, remove_cgroups
+
+
+@dataclass(frozen=True)
+class SlotSettings:
+    """What every slot of one pool shares."""
+
+    limits: protocol.Limits
+    hash_seed: int | None
+    isolation: str
+    hide: list[str] = field(default_factory=list)
+    work_root: str = ""
+    debug: bool = False
+
+
+_outcome = msgspec.msgpack.Decoder(Outcome)
+_check_result = msgspec.msgpack.Decoder(protocol.CheckResult)
+
+VERIFIER_BASE_MB = 512
+"""The verifier's own memory on top of the candidates' limit (its address
+space is capped at both together)."""
+VERIFIER_GRACE_S = 2.0
+"""How long the verifier may still take to report after a child that ended
+badly (whose verdict is then the child's own)."""
+
+
+def _infra(job_id: int, reason: str) -> Outcome:
+    return Outcome(id=job_id, status="infra_error", reason=reason)
+
+
+_FAULTS = (
+    anyio.EndOfStream,
+    anyio.IncompleteRead,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    msgspec.DecodeError,
+    SandboxError,
+)
+
+
+class Slot:
+    """One template, its verifier (started on first need) and the link
+    between them."""
+
+    def __init__(self, index: int, pool: SlotSettings) -> None:
+        self.index = index
+        self.pool = pool
+        self.template: Process | None = None
+        self.verifier: Process | None = None
+        self.link: socket.socket | None = None
+        """The verifier's end of the link, until the verifier owns it."""
+        self.ready: protocol.Ready | None = None
+        self.broken = False
+
+    async def start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        link_fd = ours.fileno()  # pass_fds keeps the number in the child
+        try:
+            self.template = await Process.spawn(
+                self.pool.hash_seed, self.pool.debug, "worker.py", link_fd
+            )
+        finally:
+            ours.close()
+        self.link = theirs
+        hello = protocol.Hello(
+            limits=self.pool.limits,
+            env=dict(BASE_ENV),
+            work_root=os.path.join(self.pool.work_root, f"slot{self.index}"),
+            isolation=self.pool.isolation,
+            hide=self.pool.hide,
+            link_fd=link_fd,
+        )
+        try:
+            with anyio.fail_after(30):
+                await self.template.send(hello)
+                self.ready = msgspec.msgpack.decode(
+                    await self.template.frame(), type=protocol.Ready
+                )
+        except Exception as exc:
+            await self.kill()
+            raise SandboxError(f"sandbox template failed to start: {exc!r}") from None
+        if self.pool.isolation == "strict" and self.ready.missing:
+            await self.kill()
+            name = self.ready.missing[0]
+            why = next((w for w in self.ready.warnings if w.startswith(name)), name)
+            raise SandboxError(f"isolation=strict refused: {why}")
+        self.broken = False
+
+    async def _start_verifier(self) -> Process:
+        assert self.link is not None, "the verifier's link belongs to a live template"
+        link_fd = self.link.fileno()
+        try:
+            # Recorded before anything else is awaited: a cancellation from
+            # here on must still find it to kill.
+            verifier = self.verifier = await Process.spawn(
+                self.pool.hash_seed, self.pool.debug, "verifier.py", link_fd
+            )
+        finally:
+            self.link.close()
+            self.link = None
+        limits = self.pool.limits
+        hello = protocol.VerifierHello(
+            link_fd=link_fd,
+            cpu_s=limits.cpu_s,
+            wall_s=limits.wall_s,
+            memory_mb=limits.memory_mb + VERIFIER_BASE_MB if limits.memory_mb > 0 else 0,
+        )
+        await verifier.send(hello)
+        return verifier
+
+    async def run(self, job_id: int, task: Task) -> Outcome:
+        if self.template is None or self.broken:
+            await self.kill()
+            await self.start()
+        try:
+            if isinstance(task, Checked):
+                return await self._run_checked(job_id, task)
+            return await self._exchange(job_id, task)
+        except TimeoutError:
+            self.broken = True
+            return _infra(job_id, "sandbox process stopped answering")
+        except _FAULTS as exc:
+            self.broken = True
+            return _infra(job_id, f"sandbox process died ({type(exc).__name__})")
+        except BaseException:
+            # Cancelled mid-job: the processes still owe us frames, so they
+            # are out of step; kill them rather than reuse them.
+            self.broken = True
+            raise
+
+    async def _exchange(self, job_id: int, task: Program | Call | protocol.Serve) -> Outcome:
+        template = self.template
+        assert template is not None
+        with anyio.fail_after(self.pool.limits.wall_s + 30):
+            await template.send_raw(protocol.encode_job(job_id, task))
+            out = _outcome.decode(await template.frame())
+            if out.tail_size:
+                tail = await template.reader.receive_exactly(out.tail_size)
+                out = msgspec.structs.replace(
+                    out, output_tail=tail.decode("utf-8", "replace"), tail_size=0
+                )
+        if out.id != job_id:
+            raise SandboxError("sandbox protocol out of step")
+        return out
+
+    async def _run_checked(self, job_id: int, task: Checked) -> Outcome:
+        """The child answers calls; the verifier runs the test; the verdict
+        is the verifier's unless the child ended badly (killed, timed out,
+        out of memory), which is never a pass."""
+        if self.verifier is None:
+            self.verifier = await self._start_verifier()
+        verifier = self.verifier
+        await verifier.send(
+            protocol.Check(id=job_id, setup=task.setup, driver=task.driver, entry=task.entry)
+        )
+        child = await self._exchange(job_id, protocol.Serve(program=task.program, entry=task.entry))
+        if child.status != "exited":
+            # The verdict is the child's (timeout, error): never wait long on
+            # a test that a candidate's values may have sent into a slow loop.
+            with anyio.move_on_after(VERIFIER_GRACE_S):
+                await verifier.frame()
+                return child
+            await self._drop_verifier()
+            return child
+        # A test runs on a CPU budget in the verifier; on a loaded machine
+        # its wall time can be longer.
+        with anyio.fail_after(self.pool.limits.cpu_s + self.pool.limits.wall_s):
+            check = _check_result.decode(await verifier.frame())
+        if check.id != job_id:
+            raise SandboxError("verifier protocol out of step")
+        return msgspec.structs.replace(child, status=check.status, reason=check.reason)
+
+    async def _drop_verifier(self) -> None:
+        """Kill a verifier stuck in a test; the whole slot restarts with a
+        fresh link (the template's end of the old one is spoken for)."""
+        self.broken = True
+
+    async def kill(self) -> None:
+        template, self.template = self.template, None
+        verifier, self.verifier = self.verifier, None
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+        for proc in (verifier, template):
+            if proc is not None:
+                await proc.kill()
+        if template is not None and self.ready is not None:
+            await remove_cgroups(self.ready.cgroups)
+
+

@@ -1,0 +1,42 @@
+"""The stage contract: what flows from a producer to the judge.
+
+A leaf module (types and anyio only), so producers below the run layer
+(generation) can speak it without importing the run itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+
+import msgspec
+from anyio.streams.memory import MemoryObjectSendStream
+
+from aioeval.types import Candidate, Verdict
+
+
+class WorkItem(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate on its way to the sandbox; ``verdict`` is set when it was
+    already decided upstream (e.g. generation gave up: infra_error)."""
+
+    candidate: Candidate
+    verdict: Verdict | None = None
+
+
+Producer = Callable[[MemoryObjectSendStream[WorkItem]], Awaitable[None]]
+"""Sends work into the bounded stream (its backpressure) and returns when done."""
+
+
+def iter_producer(items: Iterable[Candidate]) -> Producer:
+    """A producer of candidates that already exist (reference answers, samples)."""
+
+    async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
+        for cand in items:
+            await send.send(WorkItem(candidate=cand))
+
+    return produce
+
+
+def default_buffer(workers: int) -> int:
+    """Completions allowed to wait for a sandbox slot: a few KB each, so 64
+    costs well under a megabyte and keeps n-sample requests large."""
+    return max(64, 4 * workers)

@@ -1,0 +1,70 @@
+"""Datasets in HumanEval's format: one JSON object per line with
+``task_id``, ``prompt``, ``test`` and ``entry_point`` (``canonical_solution``
+optional), plain or gzipped. HumanEval+, MultiPL-E's Python split or a
+team's own tasks run with ``aioeval ... --benchmark human-eval --dataset FILE``
+under the file's own name, version (its sha256) and digest.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from pathlib import Path
+
+import msgspec
+
+from aioeval.errors import InputError
+from aioeval.types import Problem
+
+
+class _Row(msgspec.Struct):
+    task_id: str
+    prompt: str
+    test: str
+    entry_point: str
+    canonical_solution: str = ""
+
+
+def parse_humaneval(data: bytes, source: str) -> list[Problem]:
+    """Problems from JSONL bytes; a bad line is an error naming ``source:line``."""
+    decoder = msgspec.json.Decoder(_Row)
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise InputError(f"{source}:{lineno}: {exc}") from None
+        if row.task_id in seen:
+            raise InputError(f"{source}:{lineno}: task_id {row.task_id!r} appears twice")
+        if not row.entry_point.isidentifier():
+            raise InputError(f"{source}:{lineno}: entry_point {row.entry_point!r} is not a name")
+        seen.add(row.task_id)
+        problems.append(
+            Problem(
+                id=row.task_id,
+                fields={
+                    "prompt": row.prompt,
+                    "entry_point": row.entry_point,
+                    "canonical_solution": row.canonical_solution,
+                    "test": row.test,
+                },
+            )
+        )
+    if not problems:
+        raise InputError(f"{source}: no problems in it")
+    return problems
+
+
+def read_humaneval_file(path: Path) -> tuple[list[Problem], str, str]:
+    """(problems, dataset name, version) of a HumanEval-format file."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"--dataset {path}: cannot read: {exc.strerror}") from None
+    data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    name = path.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
+    version = "sha256:" + hashlib.sha256(raw).hexdigest()[:16]
+    return parse_humaneval(data, str(path)), name, version
