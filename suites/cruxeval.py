@@ -200,9 +200,7 @@ class _CruxEval(SuiteBase):
 
     # -- judging ----------------------------------------------------------
 
-    async def judge(
-        self, problem: Problem, text: str, pool: Executor
-    ) -> tuple[Verdict, Execution]:
+    async def judge(self, problem: Problem, text: str, pool: Executor) -> tuple[Verdict, Execution]:
         if self.scoring == "official":
             return await self._judge_official(problem, text, pool)
         try:

@@ -146,9 +146,7 @@ class HumanEval(SuiteBase):
         # does (a line ending in a backslash and a space is a SyntaxError).
         return text
 
-    async def judge(
-        self, problem: Problem, text: str, pool: Executor
-    ) -> tuple[Verdict, Execution]:
+    async def judge(self, problem: Problem, text: str, pool: Executor) -> tuple[Verdict, Execution]:
         if self.scoring == "official":
             out = await pool.execute(Program(program=build_program(problem, text)))
         else:

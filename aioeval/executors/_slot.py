@@ -202,5 +202,3 @@ class Slot:
                 await proc.kill()
         if template is not None and self.ready is not None:
             await remove_cgroups(self.ready.cgroups)
-
-

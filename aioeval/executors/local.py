@@ -183,5 +183,3 @@ class LocalPool:
                     tg.start_soon(slot.kill)
             if self.work_root:
                 shutil.rmtree(self.work_root, ignore_errors=True)
-
-

@@ -110,7 +110,9 @@ async def _evaluate(
         with Journal(run.out / rundir.RESULTS) as journal:
             sink = _sink(run, journal, emit, on_result)
             if run.plan.producer is None:
-                emit(RunStarted(benchmark=spec.benchmark, total=run.plan.total, out_dir=str(run.out)))
+                emit(
+                    RunStarted(benchmark=spec.benchmark, total=run.plan.total, out_dir=str(run.out))
+                )
                 for result in run.plan.replay:
                     await sink(result)
                 executed = _Executed()

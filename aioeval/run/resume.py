@@ -72,9 +72,7 @@ def check_identity(stored: RunRecord, current: RunRecord, run_dir: Path) -> None
     for key in ("benchmark", "platform", "mode"):
         x, y = getattr(stored, key), getattr(current, key)
         if x != y:
-            raise ConfigError(
-                f"{run_dir}: cannot resume: {key} is {x!r} in the journal, {y!r} now"
-            )
+            raise ConfigError(f"{run_dir}: cannot resume: {key} is {x!r} in the journal, {y!r} now")
     a, b = stored.dataset, current.dataset
     if a is None or b is None or a.digest != b.digest:
         raise ConfigError(

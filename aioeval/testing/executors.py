@@ -18,9 +18,7 @@ from aioeval.sandbox.protocol import Outcome, Task
 class ScriptedExecutor:
     """Answers each task with ``answer(task)`` (default: passed)."""
 
-    def __init__(
-        self, answer: Callable[[Task], Outcome] | None = None, *, size: int = 1
-    ) -> None:
+    def __init__(self, answer: Callable[[Task], Outcome] | None = None, *, size: int = 1) -> None:
         self.answer = answer or (lambda _task: Outcome(id=0, status="passed", wall_ms=1.0))
         self._size = size
         self.executed = 0
