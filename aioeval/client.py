@@ -31,7 +31,7 @@ from .config import Params, Target
 from .credentials import ApiKey
 from .errors import EndpointError
 from .netguard import GuardedResolver, UnsafeEndpointError
-from .ratelimit import RateHeaders, read_headers
+from .ratehints import RateHeaders, read_headers
 from .retry import Failure, RealClock, call_with_retry
 from .suites.base import Prompt
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
+import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
 from .client import Client, Completion, RequestError, failure_of
@@ -46,8 +47,8 @@ from .credentials import ApiKey, resolve_credentials
 from .errors import ConfigError
 from .events import EventHook, GenerationUpdate
 from .netguard import check_endpoint
-from .ratelimit import RateLimiter, estimate_tokens
-from .retry import Attempted, Clock, RealClock, Retry, call_with_retry
+from .ratelimit import Ask, RateLimiter, Stalled, estimate_tokens
+from .retry import Attempted, Clock, Failure, RealClock, Retry, call_with_retry
 from .types import Candidate, Dataset, Generation, InfraError, Problem
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def sample_generations(
         if usage is not None and usage.completion_tokens is not None
         else [None] * k
     )
-    retries = split_evenly(result.attempts - 1, k)
+    retries = split_evenly(max(0, result.attempts - 1), k)
     limited = split_evenly(result.rate_limited, k)
     overhead = result.retry_overhead_s * 1000.0 / k
     return [
@@ -217,9 +218,15 @@ class Generator:
         seed = cfg.params.seed
         self.rng = random.Random(seed) if seed is not None else random.Random()
         self.n_ok = cfg.target.use_n
-        rl = cfg.target.rate_limit
+        rl, retry = cfg.target.rate_limit, cfg.params.retry
         self.limiter = RateLimiter(
-            self.clock, rpm=rl.rpm, tpm=rl.tpm, max_concurrency=rl.max_concurrency
+            self.clock,
+            rpm=rl.rpm,
+            tpm=rl.tpm,
+            tpm_counts=rl.tpm_counts,
+            max_concurrency=rl.max_concurrency,
+            patience_s=retry.rate_limit_patience_s if retry is not None else 120.0,
+            max_quiet_s=retry.backoff_max_s if retry is not None else 5.0,
         )
         self.done = 0
         self.in_flight = 0
@@ -237,7 +244,8 @@ class Generator:
                 retries=self.retries,
                 failed=self.failed,
                 samples=self.samples,
-                concurrency=self.limiter.aimd.allowed,
+                concurrency=self.limiter.parallel.allowed,
+                rate_rpm=self.limiter.rate_rpm,
             )
         )
 
@@ -278,11 +286,20 @@ class Generator:
             if self.cfg.target.api == "completions"
             else "".join(m.get("content", "") for m in prompt.messages)
         )
-        tokens = estimate_tokens(text) + params.max_tokens * k
+        ask = Ask(prompt=estimate_tokens(text), max_tokens=params.max_tokens, n=k)
         limiter = self.limiter
 
         async def attempt(number: int) -> Completion:
-            permit = await limiter.acquire(tokens)
+            try:
+                permit = await limiter.acquire(ask)
+            except Stalled as exc:
+                raise RequestError(
+                    Failure(kind="stalled"),
+                    str(exc),
+                    problem_id=problem.id,
+                    sample_index=indices[0],
+                    attempt=number,
+                ) from None
             self.in_flight += 1
             self._update()
             try:
@@ -292,7 +309,11 @@ class Generator:
             except RequestError as exc:
                 throttled = exc.failure.status == 429
                 self.rate_limited += throttled
-                limiter.release(permit, hints=exc.hints, throttled=throttled)
+                reading = limiter.release(
+                    permit, "throttled" if throttled else "failed", hints=exc.hints
+                )
+                if reading is not None:  # how the limiter read the 429 decides the retry
+                    exc.failure = msgspec.structs.replace(exc.failure, throttle=reading)
                 raise
             except BaseException:
                 limiter.release(permit)
@@ -300,10 +321,17 @@ class Generator:
             finally:
                 self.in_flight -= 1
                 self.done += 1
+            usage = comp.usage
             used = None
-            if comp.usage is not None:
-                used = (comp.usage.prompt_tokens or 0) + (comp.usage.completion_tokens or 0)
-            limiter.release(permit, hints=comp.hints, used_tokens=used)
+            if usage is not None:
+                used = (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
+            limiter.release(
+                permit,
+                "ok",
+                hints=comp.hints,
+                used_tokens=used,
+                completion_tokens=usage.completion_tokens if usage is not None else None,
+            )
             self._update()
             return comp
 

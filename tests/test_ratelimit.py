@@ -1,98 +1,39 @@
-"""Rate-limit arithmetic (pure) and the async limiter in virtual time."""
+"""Rate-limit arithmetic (pure), the async limiter in virtual time, and the
+whole control loop against a modelled server in virtual time (FakeClock):
+minutes of a rate-limited run take seconds and are exactly reproducible.
+End-to-end behaviour against the real fake server is in test_endpoint.py."""
 
 from __future__ import annotations
 
-import email.utils
 import itertools
+import math
+import random
+from collections.abc import Awaitable, Callable
 
 import anyio
+import msgspec
 import pytest
-from multidict import CIMultiDict
 
+from aioeval.config import RetryConfig
+from aioeval.ratehints import Budget, RateHeaders
 from aioeval.ratelimit import (
-    Aimd,
+    BACKOFF,
+    GROWTH,
+    HINT_MARGIN,
+    PAUSE_MARGIN,
+    PROBE_EVERY_S,
+    TARGET,
+    Ask,
     Bucket,
-    RateHeaders,
+    ParallelCap,
+    Permit,
+    RateLearner,
     RateLimiter,
+    Stalled,
+    TokenBudget,
     estimate_tokens,
-    parse_duration,
-    parse_retry_after,
-    pause_for,
-    read_headers,
 )
-from aioeval.retry import FakeClock
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [
-        ("1", 1.0),
-        ("0.25", 0.25),
-        ("20ms", 0.02),
-        ("1s", 1.0),
-        ("6m0s", 360.0),
-        ("1h2m3.5s", 3723.5),
-        ("1m30.5s", 90.5),
-        ("", None),
-        ("soon", None),
-        ("-3", None),
-        ("5x", None),
-        ("1s junk", None),
-    ],
-)
-def test_parse_duration(text: str, seconds: float | None) -> None:
-    got = parse_duration(text)
-    assert got == (pytest.approx(seconds) if seconds is not None else None)
-
-
-def test_retry_after_as_http_date() -> None:
-    now = 1_700_000_000.0
-    date = email.utils.formatdate(now + 30, usegmt=True)
-    assert parse_retry_after(date, now) == pytest.approx(30.0)
-    past = email.utils.formatdate(now - 30, usegmt=True)
-    assert parse_retry_after(past, now) == 0.0
-    assert parse_retry_after("7", now) == 7.0
-    assert parse_retry_after("Someday, never", now) is None
-
-
-def test_read_headers_is_case_insensitive_and_prefers_ms() -> None:
-    h = CIMultiDict(
-        {
-            "Retry-After": "2",
-            "retry-after-ms": "150",
-            "X-RateLimit-Remaining-Requests": "0",
-            "x-ratelimit-remaining-tokens": "1234",
-            "x-ratelimit-reset-requests": "50ms",
-            "x-ratelimit-reset-tokens": "6m0s",
-        }
-    )
-    hints = read_headers(h, 0.0)
-    assert hints.retry_after_s == pytest.approx(0.15)
-    assert hints.remaining_requests == 0
-    assert hints.remaining_tokens == 1234
-    assert hints.reset_requests_s == pytest.approx(0.05)
-    assert hints.reset_tokens_s == 360.0
-    bad = read_headers(
-        CIMultiDict({"retry-after": "later", "x-ratelimit-remaining-requests": "x"}), 0
-    )
-    assert bad == RateHeaders()
-
-
-@pytest.mark.parametrize(
-    ("hints", "throttled", "pause"),
-    [
-        (RateHeaders(), False, None),
-        (RateHeaders(), True, None),
-        (RateHeaders(retry_after_s=2.0), True, 2.0),
-        (RateHeaders(remaining_requests=3, reset_requests_s=1.0), False, None),
-        (RateHeaders(remaining_requests=0, reset_requests_s=1.0), False, 1.0),
-        (RateHeaders(remaining_tokens=0, reset_tokens_s=4.0, reset_requests_s=1.0), False, 4.0),
-        (RateHeaders(reset_requests_s=0.5), True, 0.5),
-        (RateHeaders(retry_after_s=1.0, remaining_requests=0, reset_requests_s=9), True, 1.0),
-    ],
-)
-def test_pause_for(hints: RateHeaders, throttled: bool, pause: float | None) -> None:
-    assert pause_for(hints, throttled) == pause
+from aioeval.retry import Failure, FakeClock, call_with_retry
 
 
 def test_bucket_refills_continuously_and_allows_debt() -> None:
@@ -101,37 +42,15 @@ def test_bucket_refills_continuously_and_allows_debt() -> None:
     b.take(4, 0.0)
     assert b.wait_s(1, 0.0) == pytest.approx(0.5)
     assert b.wait_s(1, 0.5) == 0.0
+    assert b.wait_s(1, 0.5, held=2.0) == pytest.approx(1.0)  # set aside for others
     # an amount above capacity needs a full bucket, then leaves debt
     assert b.wait_s(10, 0.5) == pytest.approx(1.5)
     b.take(10, 2.0)
     assert b.level == pytest.approx(-6.0)
-    b.give(5, 2.0)  # reconciled: only 5 of the 10 were used
+    b.give(5, 2.0)
     assert b.level == pytest.approx(-1.0)
     b.give(100, 2.0)
-    assert b.level == 4.0  # refunds never exceed capacity
-
-
-def test_aimd_halves_once_per_window_and_recovers() -> None:
-    a = Aimd(ceiling=16)
-    assert a.allowed == 16
-    assert a.on_throttle(started_at=1.0, now=2.0)
-    assert a.allowed == 8
-    # another request from the same window: already reacted to
-    assert not a.on_throttle(started_at=1.5, now=2.1)
-    assert a.allowed == 8
-    assert a.on_throttle(started_at=2.5, now=3.0)
-    assert a.allowed == 4
-    for _ in range(4):
-        a.on_success()
-    assert a.allowed == 4  # +1/limit per success: about +1 per window of "limit"
-    a.on_success()
-    assert a.allowed == 5
-    for _ in range(10_000):
-        a.on_success()
-    assert a.allowed == 16
-    low = Aimd(ceiling=1)
-    low.on_throttle(0, 1)
-    assert low.allowed == 1
+    assert b.level == 4.0  # never above capacity
 
 
 def test_estimate_tokens() -> None:
@@ -139,7 +58,148 @@ def test_estimate_tokens() -> None:
     assert estimate_tokens("x" * 9) == 3
 
 
-async def _in_virtual_time(clock: FakeClock, fn) -> None:  # type: ignore[no-untyped-def]
+# ---------------------------------------------------------------- the learner
+
+
+def test_learner_after_an_unpaced_429_grows_from_below_the_measured_rate() -> None:
+    learner = RateLearner()
+    assert learner.rate(0.0) is None
+    assert learner.on_throttle(sent_at=1.0, now=1.0, paced=None, sent=20.0)
+    assert learner.top is None  # a measured send rate is no ceiling
+    assert learner.rate(5.0) == pytest.approx(BACKOFF * 20.0)  # no growth while refused
+    learner.on_success(sent_at=1.1, now=1.2)
+    assert learner.rate(3.2) == pytest.approx(BACKOFF * 20.0 * math.exp(2 * GROWTH))
+
+
+def test_learner_brackets_the_rate_between_two_429s() -> None:
+    learner = RateLearner()
+    learner.on_throttle(sent_at=0.0, now=0.0, paced=None, sent=20.0)
+    for i in range(41):  # 41 accepted in the 10 s between two 429s
+        learner.on_success(sent_at=0.1 + i * 0.24, now=0.3 + i * 0.24)
+    assert learner.on_throttle(sent_at=10.0, now=10.0, paced=5.0, sent=5.0)
+    # budget empty at both ends: at least (accepted - 1) / 10 s
+    assert learner.floor == pytest.approx(4.0)
+    assert learner.top == 5.0
+    assert learner.rate(10.0) == pytest.approx(4.0)  # starts at the floor
+    learner.on_success(sent_at=10.3, now=10.6)
+    late = learner.rate(10.6 + 30.0)
+    assert late is not None and 4.0 < late < TARGET * 5.0  # stays inside the bracket
+
+
+def test_learner_reacts_once_per_episode() -> None:
+    learner = RateLearner()
+    learner.on_throttle(sent_at=0.0, now=0.0, paced=10.0, sent=10.0)
+    pace = learner.rate(0.0)
+    # sent before the lowering: already reacted to
+    assert not learner.on_throttle(sent_at=-0.1, now=0.01, paced=10.0, sent=10.0)
+    # a probe refused again before anything succeeded: the same episode
+    assert not learner.on_throttle(sent_at=0.5, now=0.5, paced=7.0, sent=7.0)
+    assert learner.rate(0.0) == pace and learner.lowered == 1
+    learner.on_success(sent_at=0.6, now=0.8)
+    assert learner.on_throttle(sent_at=0.7, now=0.9, paced=7.0, sent=7.0)
+    assert learner.lowered == 2 and learner.top == 7.0
+
+
+def test_learner_probes_above_the_remembered_level_only_rarely() -> None:
+    learner = RateLearner()
+    learner.on_throttle(sent_at=0.0, now=0.0, paced=10.0, sent=10.0)
+    learner.on_success(sent_at=0.1, now=0.2)
+    before = learner.rate(0.2 + PROBE_EVERY_S - 1.0)
+    after = learner.rate(0.2 + PROBE_EVERY_S + 1.0)
+    assert before is not None and after is not None
+    assert before < TARGET * 10.0 < after <= TARGET * 10.0 * 1.02 + 1e-9
+
+
+def test_learner_reads_a_long_refusal_as_a_window_and_paces_at_the_served_rate() -> None:
+    learner = RateLearner()
+    for i in range(60):  # a minute's budget used in the first 2 s
+        learner.on_success(sent_at=i / 30, now=i / 30 + 0.3)
+    learner.on_throttle(sent_at=2.0, now=2.0, paced=None, sent=30.0)
+    learner.on_success(sent_at=60.0, now=60.3)  # refused until the next window
+    assert learner.top == pytest.approx(61 / 60)
+    assert learner.rate(60.3) == pytest.approx(TARGET * 61 / 60)
+
+
+# ---------------------------------------------------------------- parallel
+
+
+def test_parallel_slow_start_then_a_cap_learned_from_one_429() -> None:
+    cap = ParallelCap(16, slow_start=True)
+    assert cap.allowed == 1
+    for parallel in (1, 2, 3, 4):
+        cap.on_success(parallel)
+    assert cap.allowed == 5
+    none = RateHeaders()
+    assert not cap.is_parallel_429(1, 0, none)  # nothing else in flight: a rate limit
+    assert not cap.is_parallel_429(4, 0, none)  # 4 in flight worked before
+    assert not cap.is_parallel_429(5, 5, none)  # a request sent at 5 is running: admitted
+    exhausted = RateHeaders(requests=(Budget(remaining=0),))
+    assert not cap.is_parallel_429(5, 0, exhausted)  # the server says: request budget
+    assert cap.is_parallel_429(5, 4, none)
+    cap.on_parallel_429(5)
+    assert cap.allowed == 4 and cap.cap == 4 and not cap.slow_start
+
+
+def test_parallel_probes_rarely_once_confirmed() -> None:
+    cap = ParallelCap(16, slow_start=True)
+    for parallel in (1, 2, 3, 4):
+        cap.on_success(parallel)
+    cap.on_parallel_429(5)
+    quick = cap.probe_after
+    for _ in range(quick):
+        cap.on_success(4)
+    assert cap.allowed == 5  # an unconfirmed cap is tested again soon
+    cap.on_parallel_429(5)  # refused again: confirmed
+    assert cap.allowed == 4 and cap.probe_after > 10 * quick
+    for _ in range(cap.probe_after - 1):
+        cap.on_success(4)
+    assert cap.allowed == 4
+    cap.on_success(3)  # not at the cap: not evidence the cap could be higher
+    assert cap.allowed == 4
+
+
+def test_a_rate_429_after_a_single_parallel_refusal_undoes_the_cap() -> None:
+    cap = ParallelCap(16, slow_start=True)
+    for parallel in (1, 2):
+        cap.on_success(parallel)
+    cap.on_parallel_429(3)
+    assert cap.allowed == 2
+    cap.on_rate_429()
+    assert cap.allowed == 3 and cap.cap is None
+
+
+# ---------------------------------------------------------------- tokens
+
+
+def test_tokens_counted_like_openai_are_charged_up_front_and_kept() -> None:
+    budget = TokenBudget(6000, "max_tokens", 0.0)  # 100/s, capacity 600
+    ask = Ask(prompt=30, max_tokens=100, n=2)
+    assert budget.cost(ask) == 200
+    assert budget.cost(Ask(prompt=500, max_tokens=100)) == 500  # the larger of the two
+    budget.take(200, 0.0)
+    budget.settle(200, 0.0, used=40, completion=10, n=2)  # usage changes nothing
+    assert budget.bucket.level == pytest.approx(400.0)
+    budget.take(200, 0.0)
+    budget.refused(200, 0.0)  # a 429 was not charged
+    assert budget.bucket.level == pytest.approx(400.0)
+
+
+def test_tokens_counted_on_usage_hold_a_reservation_until_the_answer() -> None:
+    budget = TokenBudget(6000, "usage", 0.0)
+    ask = Ask(prompt=30, max_tokens=100, n=2)
+    assert budget.cost(ask) == 230  # nothing seen yet: max_tokens
+    budget.take(230, 0.0)
+    assert budget.held == 230 and budget.bucket.level == 600.0
+    assert budget.wait_s(400, 0.0) == pytest.approx(0.3)  # 600 - 230 held < 400
+    budget.settle(230, 0.0, used=70, completion=40, n=2)
+    assert budget.held == 0 and budget.bucket.level == pytest.approx(530.0)
+    assert budget.cost(ask) == 30 + 40  # 20 per sample seen
+
+
+# ---------------------------------------------------------------- limiter
+
+
+async def _in_virtual_time(clock: FakeClock, fn: Callable[[], Awaitable[None]]) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(clock.autojump)
         await fn()
@@ -149,14 +209,14 @@ async def _in_virtual_time(clock: FakeClock, fn) -> None:  # type: ignore[no-unt
 @pytest.mark.anyio
 async def test_rpm_spaces_requests_evenly() -> None:
     clock = FakeClock()
-    limiter = RateLimiter(clock, rpm=120, tpm=None, max_concurrency=100)
+    limiter = RateLimiter(clock, rpm=120, max_concurrency=100)
     times: list[float] = []
 
     async def run() -> None:
         for _ in range(10):
             p = await limiter.acquire(1)
             times.append(clock.now())
-            limiter.release(p)
+            limiter.release(p, "ok")
 
     await _in_virtual_time(clock, run)
     assert times[0] == 0.0
@@ -165,68 +225,318 @@ async def test_rpm_spaces_requests_evenly() -> None:
 
 
 @pytest.mark.anyio
-async def test_tpm_reserves_then_reconciles_from_usage() -> None:
+async def test_a_usage_refund_wakes_a_waiting_request_at_once() -> None:
     clock = FakeClock()
     # 600 tokens per minute = 10/s; capacity 60
-    limiter = RateLimiter(clock, rpm=None, tpm=600, max_concurrency=100)
-    times: list[float] = []
-
-    async def run() -> None:
-        p = await limiter.acquire(60)
-        times.append(clock.now())
-        limiter.release(p, used_tokens=10)  # 50 refunded
-        p = await limiter.acquire(60)  # needs 10 more: 1 s
-        times.append(clock.now())
-        limiter.release(p, used_tokens=90)  # 30 of debt
-        p = await limiter.acquire(10)  # from -30 to 10: 4 s
-        times.append(clock.now())
-        limiter.release(p)
-
-    await _in_virtual_time(clock, run)
-    assert times == pytest.approx([0.0, 1.0, 5.0])
-
-
-@pytest.mark.anyio
-async def test_a_429_pauses_everyone_and_halves_concurrency() -> None:
-    clock = FakeClock()
-    limiter = RateLimiter(clock, rpm=None, tpm=None, max_concurrency=4)
+    limiter = RateLimiter(clock, tpm=600, tpm_counts="usage", max_concurrency=10, rpm=6000)
+    ask = Ask(prompt=10, max_tokens=40)
     admitted: list[float] = []
 
     async def run() -> None:
-        permits = [await limiter.acquire(1) for _ in range(4)]
-        assert limiter.in_flight == 4
-        limiter.release(permits[0], throttled=True, hints=RateHeaders(retry_after_s=3.0))
-        assert limiter.aimd.allowed == 2 and limiter.throttled == 1
-        # three still in flight, limit two: the next waits for a release and the pause
+        first = await limiter.acquire(ask)  # holds 50 of 60
         async with anyio.create_task_group() as tg:
 
-            async def late() -> None:
-                p = await limiter.acquire(1)
+            async def second() -> None:
+                p = await limiter.acquire(ask)  # needs 50 more: 4 s by refill alone
                 admitted.append(clock.now())
-                limiter.release(p)
+                limiter.release(p, "ok", used_tokens=20, completion_tokens=10)
 
-            tg.start_soon(late)
+            tg.start_soon(second)
             await clock.sleep(1.0)
-            limiter.release(permits[1])
-            limiter.release(permits[2])
-        limiter.release(permits[3])
+            limiter.release(first, "ok", used_tokens=20, completion_tokens=10)
 
     await _in_virtual_time(clock, run)
-    assert admitted == [pytest.approx(3.0)]
+    assert admitted == [pytest.approx(1.0)]
 
 
 @pytest.mark.anyio
-async def test_remaining_zero_pauses_until_reset() -> None:
+async def test_a_rate_429_pauses_everyone_then_one_probe_then_the_pace() -> None:
     clock = FakeClock()
-    limiter = RateLimiter(clock, rpm=None, tpm=None, max_concurrency=4)
+    limiter = RateLimiter(clock, max_concurrency=8)
+    sent: list[tuple[float, bool]] = []
+
+    async def run() -> None:
+        for _ in range(4):
+            limiter.release(await limiter.acquire(1), "ok")  # slow start: 2 ... 5
+        first = await limiter.acquire(1)
+        hint = RateHeaders(retry_after_s=3.0, requests=(Budget(remaining=0),))
+        assert limiter.release(first, "throttled", hints=hint) == "rate"
+        async with anyio.create_task_group() as tg:
+
+            async def sender() -> None:
+                p = await limiter.acquire(1)
+                sent.append((clock.now(), p.probe))
+                await clock.sleep(0.2)
+                limiter.release(p, "ok")
+
+            for _ in range(3):
+                tg.start_soon(sender)
+
+    await _in_virtual_time(clock, run)
+    resume = 3.0 * (1 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
+    assert sent[0] == (pytest.approx(resume), True)  # one probe after the pause
+    assert sent[1][0] >= resume + 0.2 and not sent[1][1]  # the rest after its success
+    assert sent[2][0] > sent[1][0]  # ... one at a time
+
+
+@pytest.mark.anyio
+async def test_a_parallel_429_costs_no_pause_and_the_retry_takes_the_next_free_slot() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=8)
+    retried: list[float] = []
+
+    async def run() -> None:
+        for _ in range(4):
+            limiter.release(await limiter.acquire(1), "ok")
+        running = [await limiter.acquire(1) for _ in range(4)]
+        await clock.sleep(0.5)  # they are running: admitted
+        fifth = await limiter.acquire(1)
+        long_hint = RateHeaders(retry_after_s=60.0)
+        assert limiter.release(fifth, "throttled", hints=long_hint) == "concurrency"
+        assert limiter.parallel.allowed == 4 and limiter.paused_until < clock.now()
+        async with anyio.create_task_group() as tg:
+
+            async def retry() -> None:
+                p = await limiter.acquire(1)
+                retried.append(clock.now())
+                limiter.release(p, "ok")
+
+            tg.start_soon(retry)
+            await clock.sleep(0.05)
+            limiter.release(running.pop(), "ok")
+        for p in running:
+            limiter.release(p, "ok")
+
+    await _in_virtual_time(clock, run)
+    assert retried == [pytest.approx(0.55)]
+
+
+@pytest.mark.anyio
+async def test_limits_in_headers_set_the_pace_before_any_429() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=16)
+    gateway = RateHeaders(
+        requests=(Budget(limit=600, remaining=40), Budget(limit=120, remaining=100))
+    )
+    times: list[float] = []
+
+    async def run() -> None:
+        limiter.release(await limiter.acquire(1), "ok", hints=gateway)
+        for _ in range(5):
+            p = await limiter.acquire(1)
+            times.append(clock.now())
+            limiter.release(p, "ok", hints=gateway)
+
+    await _in_virtual_time(clock, run)
+    assert limiter.rate_rpm == pytest.approx(120 * HINT_MARGIN)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert gaps == pytest.approx([0.5 / HINT_MARGIN] * 4)
+
+
+@pytest.mark.anyio
+async def test_remaining_zero_pauses_until_a_request_is_back() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=4)
     times: list[float] = []
 
     async def run() -> None:
         p = await limiter.acquire(1)
-        limiter.release(p, hints=RateHeaders(remaining_requests=0, reset_requests_s=0.25))
+        limiter.release(p, "ok", hints=RateHeaders(requests=(Budget(remaining=0, reset_s=0.25),)))
         p = await limiter.acquire(1)
         times.append(clock.now())
-        limiter.release(p)
+        limiter.release(p, "ok")
 
     await _in_virtual_time(clock, run)
     assert times == [pytest.approx(0.25)]
+
+
+@pytest.mark.anyio
+async def test_an_endpoint_refusing_everything_stalls_after_the_patience() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=4, patience_s=10.0, max_quiet_s=2.0)
+    probes: list[float] = []
+
+    async def run() -> None:
+        with pytest.raises(Stalled):
+            while True:
+                p = await limiter.acquire(1)
+                probes.append(clock.now())
+                limiter.release(p, "throttled")
+
+    await _in_virtual_time(clock, run)
+    # the quiet period doubles up to max_quiet_s: few probes, then a clear stop
+    assert 5 <= len(probes) <= 12
+    assert all(b - a <= 2.0 + 1e-9 for a, b in itertools.pairwise(probes))
+    assert clock.now() == pytest.approx(10.0, abs=2.0)
+
+
+# ---------------------------------------------------------------- closed loop
+
+
+class ModelServer:
+    """A rate-limited server in virtual time: a request bucket (or fixed
+    windows), an optional parallel cap answered with a 60 s Retry-After,
+    and OpenAI-style headers or none."""
+
+    def __init__(
+        self,
+        clock: FakeClock,
+        *,
+        rpm: float | None = None,
+        burst: float = 2.0,
+        window_s: float | None = None,
+        cap: int | None = None,
+        hints: bool = False,
+        seed: int = 1,
+    ) -> None:
+        self.clock = clock
+        self.rpm = rpm
+        self.rng = random.Random(seed)
+        self.cap = cap
+        self.hints = hints
+        self.window_s = window_s
+        self.window_used = 0
+        self.bucket = Bucket(rpm / 60, burst, 0.0) if rpm and not window_s else None
+        self.in_flight = 0
+        self.accepted: list[float] = []
+        self.refused = 0
+
+    def _limited(self, now: float) -> RateHeaders | None:
+        if self.cap is not None and self.in_flight >= self.cap:
+            return RateHeaders(retry_after_s=60.0)
+        if self.window_s is not None and self.rpm is not None:
+            window = math.floor(now / self.window_s)
+            if window != getattr(self, "_window", None):
+                self._window, self.window_used = window, 0
+            if self.window_used >= self.rpm * self.window_s / 60:
+                return RateHeaders()  # no hint at all
+            self.window_used += 1
+            return None
+        if self.bucket is not None:
+            wait = self.bucket.wait_s(1, now)
+            if wait > 0:
+                if not self.hints:
+                    return RateHeaders()
+                return RateHeaders(retry_after_s=wait, requests=(self._budget(),))
+            self.bucket.take(1, now)
+        return None
+
+    def _budget(self) -> Budget:
+        assert self.bucket is not None and self.rpm is not None
+        b = self.bucket
+        return Budget(
+            limit=int(self.rpm),
+            remaining=max(0, int(b.level)),
+            reset_s=(b.capacity - b.level) / b.rate,
+        )
+
+    async def request(self) -> tuple[int, RateHeaders]:
+        now = self.clock.now()
+        refused = self._limited(now)
+        if refused is not None:
+            self.refused += 1
+            return 429, refused
+        self.accepted.append(now)
+        hints = (
+            RateHeaders(requests=(self._budget(),)) if self.hints and self.bucket else RateHeaders()
+        )
+        self.in_flight += 1
+        await self.clock.sleep(self.rng.uniform(0.15, 0.45))
+        self.in_flight -= 1
+        return 200, hints
+
+    def ratio(self) -> float:
+        t = self.accepted
+        assert self.rpm is not None
+        return (len(t) - 1) / (t[-1] - t[0]) * 60 / self.rpm
+
+
+class _Refused(Exception):
+    def __init__(self, failure: Failure) -> None:
+        self.failure = failure
+
+
+README_POLICY = RetryConfig(max_attempts=4, backoff_base_s=0.2, backoff_max_s=5.0)
+
+
+async def closed_loop(
+    server: ModelServer, requests: int, *, max_concurrency: int = 16
+) -> tuple[float, RateLimiter]:
+    """``requests`` samples through the limiter and the retry loop, exactly
+    as the generator drives them; returns the virtual time taken."""
+    clock = server.clock
+    limiter = RateLimiter(clock, max_concurrency=max_concurrency, max_quiet_s=5.0)
+    rng = random.Random(3)
+
+    async def one() -> None:
+        async def attempt(number: int) -> None:
+            permit: Permit = await limiter.acquire(1)
+            status, hints = await server.request()
+            if status == 200:
+                limiter.release(permit, "ok", hints=hints)
+                return
+            reading = limiter.release(permit, "throttled", hints=hints)
+            failure = Failure(kind="status", status=429, retry_after_s=hints.retry_after_s)
+            raise _Refused(msgspec.structs.replace(failure, throttle=reading))
+
+        result = await call_with_retry(
+            attempt,
+            README_POLICY,
+            lambda e: e.failure if isinstance(e, _Refused) else None,
+            clock=clock,
+            rng=rng,
+        )
+        assert result.decision is None, result.decision  # no sample is lost
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(clock.autojump)
+        async with anyio.create_task_group() as senders:
+            for _ in range(requests):
+                senders.start_soon(one)
+        tg.cancel_scope.cancel()
+    return clock.now(), limiter
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_with_openai_headers_never_sees_a_429() -> None:
+    server = ModelServer(FakeClock(), rpm=600, hints=True)
+    await closed_loop(server, 120)
+    assert server.refused == 0 and server.ratio() > 0.95
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_learns_a_hintless_rate_limit() -> None:
+    """600 rpm, burst 2, nothing but bare 429s: the limit is found with a
+    handful of 429s and the pace ends close under it."""
+    server = ModelServer(FakeClock(), rpm=600)
+    _, limiter = await closed_loop(server, 164)
+    assert server.refused <= 8
+    assert server.ratio() > 0.85
+    assert limiter.rate_rpm is not None and 540 < limiter.rate_rpm < 630
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_a_parallel_cap_with_a_long_retry_after_is_not_waited_out() -> None:
+    told, _ = await closed_loop(ModelServer(FakeClock()), 100, max_concurrency=4)
+    server = ModelServer(FakeClock(), cap=4)
+    took, limiter = await closed_loop(server, 100)
+    assert took < 1.5 * told  # never a 60 s pause
+    assert limiter.parallel.cap == 4 and server.refused <= 4
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_outlasts_a_per_minute_window_with_the_readme_policy() -> None:
+    """60 per fixed minute, bare 429s when a window is used up: with 4
+    attempts and a 5 s backoff cap no sample is lost (closed_loop asserts
+    it), and the pace learned is about a minute's worth per minute."""
+    server = ModelServer(FakeClock(), rpm=60, window_s=60.0)
+    took, limiter = await closed_loop(server, 150)
+    assert 120 < took < 190
+    # While a window is used up, one probe at a time, at most 5 s apart
+    # after a few doublings: about a dozen 429s per minute, not one per sample.
+    assert server.refused < 20 * 3
+    assert limiter.rate_rpm is not None and 45 < limiter.rate_rpm < 75
