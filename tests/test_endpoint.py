@@ -371,6 +371,45 @@ async def test_cli_exit_codes(tmp_path: Path) -> None:
         assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], lines
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_cli_start_up_refusals_exit_2_with_the_servers_message(tmp_path: Path) -> None:
+    """An unusable backend (400 on /models), a base URL missing /v1 (404 to
+    the listing and to a one-token request), a rejected key: exit 2 with one
+    line quoting the server, before any sample is spent."""
+    unusable = FakeConfig(models_status=400, models_message="No connected db.")
+    async with FakeOpenAI(unusable) as bad, FakeOpenAI(FakeConfig(require_key=SECRET)) as good:
+        path = tmp_path / "cfg.yaml"
+        path.write_text(json.dumps(config(bad.url)))
+        env = {**os.environ, "AIOEVAL_TEST_KEY": "sk-wrong"}
+        cases = [
+            (_cli(tmp_path / "a", path), "No connected db."),
+            (
+                _cli(tmp_path / "b", path, "--set", f"target.endpoint={good.url[:-3]}"),
+                "answers 404 to /models and to /chat/completions",
+            ),
+            (
+                _cli(
+                    tmp_path / "c",
+                    path,
+                    "--set",
+                    f"target.endpoint={good.url}",
+                    "--set",
+                    "target.credentials_ref=env:AIOEVAL_TEST_KEY",
+                ),
+                "rejected the credentials (HTTP 401: bad key)",
+            ),
+        ]
+        for argv, message in cases:
+            proc = await anyio.run_process(argv, check=False, env=env)
+            lines = proc.stderr.decode().strip().splitlines()
+            assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], lines
+        assert bad.requests == good.requests == 0  # (case b's probe met a 404)
+    for name in "abc":
+        results = tmp_path / name / "results.jsonl"
+        assert not results.exists() or results.stat().st_size == 0
+
+
 def test_replaced_verdict_does_not_count_generation_twice() -> None:
     """A timeout re-check replaces a verdict; the candidate's tokens,
     retries and latency must stay counted once."""
