@@ -348,7 +348,7 @@ async def evaluate(
     pending: list[Candidate] = []
     if resume is not None:
         check_identity(resume.stored, run_record, resume.run_dir)
-        resume.compact(stats.add)
+        resume.compact(stats.add, stats.carry)
         resume.load_pending()
         skip |= resume.done | set(resume.pending)
         pending = list(resume.pending.values())
