@@ -5,10 +5,9 @@ flight, and the two are learned separately. The arithmetic is pure (every
 method takes the time); `RateLimiter` ties it to a `Clock`.
 
 - `Pace` spaces requests evenly at the lowest of three rates: the configured
-  ``rpm``; a ceiling read from the headers (``limit-requests`` / 60, and
-  ``limit-tokens`` / 60 over the tokens a request uses); and the rate
-  `RateLearner` estimates from 429s. Without any of them requests are not
-  paced, and only the parallel limit holds them back.
+  ``rpm``; a ceiling read from the headers (``limit-requests`` / 60); and
+  the rate `RateLearner` estimates from 429s. Without any of them requests
+  are not paced, and only the parallel limit holds them back.
 - `RateLearner`: after a 429 it paces below the rate that was refused, then
   closes in on 98% of that level (the level where 429s began is remembered,
   and raised by 2% only after a minute without a 429, so probing above it is
@@ -29,7 +28,10 @@ method takes the time); `RateLimiter` ties it to a `Clock`.
   nothing is refunded. ``usage`` (gateways that meter usage): a request
   holds a reservation while in flight (prompt estimate plus the completion
   length seen so far), and is charged its reported usage when it returns;
-  waiting requests are woken as soon as a reservation is released.
+  waiting requests are woken as soon as a reservation is released. A
+  ``limit-tokens`` header, with no tpm configured, becomes such a budget
+  (counted on usage, each request paced by its own estimated size), kept
+  no fuller than the ``remaining-tokens`` the server reports.
 - On a rate 429 every sender pauses together until the server's hint (plus a
   small margin) or, without a hint, one interval at the lowered pace,
   doubled while the endpoint keeps refusing (at most ``max_quiet_s``). Then
@@ -92,6 +94,9 @@ SEND_WINDOW_S = 2.0
 """Unpaced, the send rate is measured over this window."""
 PAUSE_MARGIN = (0.02, 0.02)
 """A server's pause is extended by 20 ms plus 2%, so a probe does not land early."""
+TOKEN_BURST_S = 1.0
+"""A token budget holds one second of tpm: servers allow at least that burst
+(OpenAI a minute's worth), so the client never bursts past them."""
 PARALLEL_PROBE_AFTER = (4, 64)
 """Successes at the parallel cap before one more in flight is tried: few
 while the cap rests on one refusal (it may have been a rate limit), many
@@ -267,13 +272,19 @@ class Pace:
     def __init__(self, now: float, rpm: float | None) -> None:
         self.fixed = rpm / 60.0 if rpm else None
         self.hinted: float | None = None
+        """The limit the headers state (req/s), before HINT_MARGIN."""
         self.learner = RateLearner()
         self.bucket: Bucket | None = None
         self.sent: deque[float] = deque(maxlen=512)
         self.first_sent: float | None = None
 
     def rate(self, now: float) -> float | None:
-        known = [r for r in (self.fixed, self.hinted, self.learner.rate(now)) if r is not None]
+        hinted = self.hinted
+        if hinted is not None and self.fixed is not None and hinted >= self.fixed:
+            hinted = None  # the configured rate is exact and no looser
+        elif hinted is not None:
+            hinted *= HINT_MARGIN
+        known = [r for r in (self.fixed, hinted, self.learner.rate(now)) if r is not None]
         return min(known) if known else None
 
     def _bucket(self, now: float) -> Bucket | None:
@@ -404,13 +415,29 @@ class Ask(msgspec.Struct, frozen=True, kw_only=True):
 class TokenBudget:
     """Tokens per minute, counted the way the server counts them."""
 
-    def __init__(self, tpm: float, counts: TpmCounts, now: float) -> None:
+    def __init__(self, tpm: float, counts: TpmCounts, now: float, *, hinted: bool = False) -> None:
         self.counts = counts
-        self.bucket = Bucket(tpm / 60.0, max(tpm / 10.0, 1.0), now)
+        self.hinted = hinted
+        """Read from the headers, not configured."""
+        self.bucket = Bucket(tpm / 60.0, max(tpm / 60.0 * TOKEN_BURST_S, 1.0), now)
         self.held = 0.0
         """Reservations of requests in flight (usage counting)."""
         self.per_sample: float | None = None
         """Mean completion tokens per sample seen so far."""
+        self.latency_s = 0.0
+        """Mean time a request is in flight."""
+
+    def set_tpm(self, tpm: float, now: float) -> None:
+        self.bucket.refill(now)
+        self.bucket.rate = tpm / 60.0
+        self.bucket.capacity = max(tpm / 60.0 * TOKEN_BURST_S, 1.0)
+
+    def sync(self, remaining: int, now: float, age_s: float) -> None:
+        """The server said only ``remaining`` were left, at most ``age_s``
+        ago (servers may count when a request arrives): never assume more
+        than that plus the refill since."""
+        self.bucket.refill(now)
+        self.bucket.level = min(self.bucket.level, remaining + self.bucket.rate * age_s)
 
     def cost(self, ask: Ask) -> int:
         if self.counts == "max_tokens":
@@ -419,7 +446,12 @@ class TokenBudget:
         return ask.prompt + math.ceil(min(float(ask.max_tokens), expected) * ask.n)
 
     def wait_s(self, cost: int, now: float) -> float:
-        return self.bucket.wait_s(cost, now, held=self.held)
+        """Usage counting: what requests in flight hold is charged only when
+        they return, and the bucket refills meanwhile, so a typical
+        latency's refill is credited against it (else long generations
+        could never have the rate's worth of tokens in flight)."""
+        held = max(0.0, self.held - self.bucket.rate * self.latency_s)
+        return self.bucket.wait_s(cost, now, held=held)
 
     def take(self, cost: int, now: float) -> None:
         if self.counts == "max_tokens":
@@ -428,11 +460,20 @@ class TokenBudget:
             self.held += cost
 
     def settle(
-        self, cost: int, now: float, *, used: int | None, completion: int | None, n: int
+        self,
+        cost: int,
+        now: float,
+        *,
+        used: int | None,
+        completion: int | None,
+        n: int,
+        took_s: float = 0.0,
     ) -> None:
-        """The request returned: ``used`` tokens by its usage (None: unknown)."""
+        """The request returned after ``took_s``: ``used`` tokens by its
+        usage (None: unknown)."""
         if self.counts == "max_tokens":
             return  # charged when sent, never refunded
+        self.latency_s = took_s if not self.latency_s else 0.8 * self.latency_s + 0.2 * took_s
         self.held -= cost
         self.bucket.take(cost if used is None else used, now)
         if completion is not None and n > 0:
@@ -508,7 +549,6 @@ class RateLimiter:
         self.parallel_429s = 0
         self.refused_since: float | None = None
         """First rate 429 since the last success."""
-        self.tokens_per_request: float | None = None
         self.refusal_rtt_s = 0.0
         """The slowest 429 answer seen."""
         self.out: dict[int, Permit] = {}
@@ -579,7 +619,7 @@ class RateLimiter:
         self.out.pop(permit.id, None)
         if permit.probe:
             self.probe_out = False
-        self._read_ceilings(hints, used_tokens, permit.n)
+        self._read_limits(hints, now, now - permit.started_at)
         verdict: Throttle | None = None
         if outcome == "ok":
             self._on_success(permit, now, used_tokens, completion_tokens)
@@ -602,7 +642,14 @@ class RateLimiter:
         self.pace.learner.on_success(permit.started_at, now)
         self.parallel.on_success(permit.parallel)
         if self.tokens is not None:
-            self.tokens.settle(permit.tokens, now, used=used, completion=completion, n=permit.n)
+            self.tokens.settle(
+                permit.tokens,
+                now,
+                used=used,
+                completion=completion,
+                n=permit.n,
+                took_s=now - permit.started_at,
+            )
         self.probing = False
         self.quiet_s = 0.0
         self.refused_since = None
@@ -640,16 +687,18 @@ class RateLimiter:
         after = max(ADMITTED_AFTER_S, 2.0 * self.refusal_rtt_s)
         return max((p.parallel for p in self.out.values() if now - p.started_at > after), default=0)
 
-    def _read_ceilings(self, hints: RateHeaders, used: int | None, n: int) -> None:
-        """Limits the headers state become ceilings on the pace."""
-        if used is not None:
-            seen = float(used)
-            prev = self.tokens_per_request
-            self.tokens_per_request = seen if prev is None else 0.8 * prev + 0.2 * seen
-        ceilings = []
+    def _read_limits(self, hints: RateHeaders, now: float, age_s: float) -> None:
+        """Limits the headers state: a request limit caps the pace; a token
+        limit, when none was configured, becomes a token budget of its own
+        (counted on usage, an upper bound whichever way the server counts:
+        one that counts max_tokens refuses a few requests, and the pace
+        learned from those takes over), kept no fuller than the server says."""
         if (limit := hints.limit_requests) is not None and limit > 0:
-            ceilings.append(limit / 60.0)
-        if (limit := hints.limit_tokens) is not None and limit > 0 and self.tokens_per_request:
-            ceilings.append(limit / 60.0 / self.tokens_per_request)
-        if ceilings:
-            self.pace.hinted = HINT_MARGIN * min(ceilings)
+            self.pace.hinted = limit / 60.0
+        if (limit := hints.limit_tokens) is not None and limit > 0:
+            if self.tokens is None:
+                self.tokens = TokenBudget(HINT_MARGIN * limit, "usage", now, hinted=True)
+            elif self.tokens.hinted:
+                self.tokens.set_tpm(HINT_MARGIN * limit, now)
+        if (left := hints.remaining_tokens) is not None and self.tokens and self.tokens.hinted:
+            self.tokens.sync(left, now, age_s)

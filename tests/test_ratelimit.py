@@ -172,7 +172,8 @@ def test_a_rate_429_after_a_single_parallel_refusal_undoes_the_cap() -> None:
 
 
 def test_tokens_counted_like_openai_are_charged_up_front_and_kept() -> None:
-    budget = TokenBudget(6000, "max_tokens", 0.0)  # 100/s, capacity 600
+    budget = TokenBudget(36000, "max_tokens", 0.0)  # 600/s, one second's burst
+    assert budget.bucket.capacity == 600.0
     ask = Ask(prompt=30, max_tokens=100, n=2)
     assert budget.cost(ask) == 200
     assert budget.cost(Ask(prompt=500, max_tokens=100)) == 500  # the larger of the two
@@ -185,15 +186,21 @@ def test_tokens_counted_like_openai_are_charged_up_front_and_kept() -> None:
 
 
 def test_tokens_counted_on_usage_hold_a_reservation_until_the_answer() -> None:
-    budget = TokenBudget(6000, "usage", 0.0)
+    budget = TokenBudget(36000, "usage", 0.0)
     ask = Ask(prompt=30, max_tokens=100, n=2)
     assert budget.cost(ask) == 230  # nothing seen yet: max_tokens
     budget.take(230, 0.0)
     assert budget.held == 230 and budget.bucket.level == 600.0
-    assert budget.wait_s(400, 0.0) == pytest.approx(0.3)  # 600 - 230 held < 400
-    budget.settle(230, 0.0, used=70, completion=40, n=2)
+    assert budget.wait_s(400, 0.0) == pytest.approx(0.05)  # 600 - 230 held < 400
+    budget.settle(230, 0.0, used=70, completion=40, n=2, took_s=0.5)
     assert budget.held == 0 and budget.bucket.level == pytest.approx(530.0)
     assert budget.cost(ask) == 30 + 40  # 20 per sample seen
+    # Requests in flight for the usual 0.5 s see 300 tokens refilled before
+    # they are charged: that much of what they hold does not block others.
+    budget.take(300, 0.0)
+    assert budget.wait_s(500, 0.0) == 0.0
+    budget.take(200, 0.0)
+    assert budget.wait_s(500, 0.0) == pytest.approx((500 + (500 - 300) - 530) / 600)
 
 
 # ---------------------------------------------------------------- limiter
@@ -227,17 +234,17 @@ async def test_rpm_spaces_requests_evenly() -> None:
 @pytest.mark.anyio
 async def test_a_usage_refund_wakes_a_waiting_request_at_once() -> None:
     clock = FakeClock()
-    # 600 tokens per minute = 10/s; capacity 60
-    limiter = RateLimiter(clock, tpm=600, tpm_counts="usage", max_concurrency=10, rpm=6000)
-    ask = Ask(prompt=10, max_tokens=40)
+    # 6000 tokens per minute = 100/s, a bucket of 100
+    limiter = RateLimiter(clock, tpm=6000, tpm_counts="usage", max_concurrency=10, rpm=6000)
+    ask = Ask(prompt=10, max_tokens=60)
     admitted: list[float] = []
 
     async def run() -> None:
-        first = await limiter.acquire(ask)  # holds 50 of 60
+        first = await limiter.acquire(ask)  # holds 70: another 70 does not fit
         async with anyio.create_task_group() as tg:
 
             async def second() -> None:
-                p = await limiter.acquire(ask)  # needs 50 more: 4 s by refill alone
+                p = await limiter.acquire(ask)
                 admitted.append(clock.now())
                 limiter.release(p, "ok", used_tokens=20, completion_tokens=10)
 
@@ -246,7 +253,7 @@ async def test_a_usage_refund_wakes_a_waiting_request_at_once() -> None:
             limiter.release(first, "ok", used_tokens=20, completion_tokens=10)
 
     await _in_virtual_time(clock, run)
-    assert admitted == [pytest.approx(1.0)]
+    assert admitted == [1.0]  # the moment the first one's reservation came back
 
 
 @pytest.mark.anyio
@@ -331,6 +338,47 @@ async def test_limits_in_headers_set_the_pace_before_any_429() -> None:
     assert limiter.rate_rpm == pytest.approx(120 * HINT_MARGIN)
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert gaps == pytest.approx([0.5 / HINT_MARGIN] * 4)
+
+
+@pytest.mark.anyio
+async def test_a_token_limit_in_headers_paces_each_request_by_its_size() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=16)
+    hints = RateHeaders(tokens=(Budget(limit=6000, remaining=0),))  # 100/s, none left
+    times: list[float] = []
+
+    async def run() -> None:
+        first = await limiter.acquire(Ask(prompt=50, max_tokens=100))
+        limiter.release(first, "ok", hints=hints, used_tokens=80, completion_tokens=30)
+        assert limiter.tokens is not None and limiter.tokens.hinted
+        assert limiter.tokens.counts == "usage" and limiter.tokens.bucket.level <= 0
+        for prompt in (10, 170, 10):  # costs 40, 200, 40 with 30 per sample seen
+            p = await limiter.acquire(Ask(prompt=prompt, max_tokens=100))
+            times.append(clock.now())
+            limiter.release(p, "ok", used_tokens=prompt + 30, completion_tokens=30)
+
+    await _in_virtual_time(clock, run)
+    rate = HINT_MARGIN * 100.0  # tokens/s; the bucket holds one second of it
+    # The first used 80 with none left: the next (40) waits for 80 + 40 to
+    # refill; the big one (200) for a full bucket, leaving 101 of debt; the
+    # last (40) for that debt and its own 40.
+    assert times == pytest.approx([120 / rate, 120 / rate + 1.0, 120 / rate + 1.0 + 141 / rate])
+
+
+@pytest.mark.anyio
+async def test_configured_rpm_is_exact_and_only_a_tighter_header_lowers_it() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, rpm=600, max_concurrency=16)
+    rates: list[float | None] = []
+
+    async def run() -> None:
+        for limit in (600, 300):
+            hints = RateHeaders(requests=(Budget(limit=limit),))
+            limiter.release(await limiter.acquire(1), "ok", hints=hints)
+            rates.append(limiter.pace.rate(clock.now()))
+
+    await _in_virtual_time(clock, run)
+    assert rates == [10.0, pytest.approx(5.0 * HINT_MARGIN)]
 
 
 @pytest.mark.anyio
