@@ -21,9 +21,9 @@ Cases (``--only`` picks some; all by default):
   tokens reported in usage over the time from the first accepted request
   to the last answer, less the server's one-second burst.)
 - ``faults``: 5xx every 7th request and a dropped connection every 11th,
-  900 rpm unknown to the client, README retry policy with
-  ``max_attempts: 8``, repeated ``--reps`` times. Target: no sample ever
-  ends as infra_error.
+  900 rpm (burst 2) unknown to the client, with OpenAI headers and with
+  none (bare 429s), README retry policy with ``max_attempts: 8``, repeated
+  ``--reps`` times each. Target: no sample ever ends as infra_error.
 - ``overlap``: a full HumanEval run (164 problems, canonical answers from
   the fake server, n samples each, one request per sample, dedup off)
   against the same run with a no-op sandbox (generation only) and the same
@@ -208,31 +208,39 @@ async def tpm_case(root: Path, problems: int, *, configured: bool, hints: str) -
 
 
 async def faults_case(root: Path, reps: int, problems: int) -> dict[str, Any]:
-    infra = 0
-    rate_limited = 0
-    faults = 0
-    for rep in range(reps):
-        cfg = FakeConfig(
-            latency_s=(0.05, 0.2), rpm=900, fault_every={"503": 7, "drop": 11}, seed=rep
-        )
-        fake, summary, _ = await generate(
-            cfg,
-            root / f"faults-{rep}",
-            target={"request_timeout_s": 10},
-            limit=problems,
-            retry={**README_RETRY, "max_attempts": 8},
-        )
-        infra += summary.counts.get("infra_error", 0)
-        rate_limited += fake.rate_limited
-        faults += sum(fake.faults.values())
-    return {
-        "reps": reps,
-        "samples_per_rep": problems,
-        "faults_injected": faults,
-        "rate_limited_429": rate_limited,
-        "infra_errors": infra,
-        "target_met": infra == 0,
-    }
+    out: dict[str, Any] = {}
+    for hints in ("openai", "none"):
+        infra = rate_limited = faults = requests = 0
+        for rep in range(reps):
+            cfg = FakeConfig(
+                latency_s=(0.05, 0.2),
+                rpm=900,
+                burst=2,
+                hints=hints,  # type: ignore[arg-type]
+                fault_every={"503": 7, "drop": 11},
+                seed=rep,
+            )
+            fake, summary, _ = await generate(
+                cfg,
+                root / f"faults-{hints}-{rep}",
+                target={"request_timeout_s": 10},
+                limit=problems,
+                retry={**README_RETRY, "max_attempts": 8},
+            )
+            infra += summary.counts.get("infra_error", 0)
+            rate_limited += fake.rate_limited
+            faults += sum(fake.faults.values())
+            requests += fake.requests
+        out[hints] = {
+            "reps": reps,
+            "samples_per_rep": problems,
+            "requests": requests,
+            "faults_injected": faults,
+            "rate_limited_429": rate_limited,
+            "infra_errors": infra,
+            "target_met": infra == 0,
+        }
+    return out
 
 
 async def timed(spec: RunSpec, **kw: Any) -> tuple[float, Summary]:
