@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
-import math
 import random
 import sys
 import time
@@ -61,13 +60,12 @@ from typing import Any, Literal
 import msgspec
 from aiohttp import web
 
-from .ratelimit import Bucket
+from .fake_limits import Dialect, ServerLimits
 from .types import Problem
 
 Answerer = Callable[[str, int], str]
 
 FAULTS = ("429", "500", "503", "400", "drop", "malformed", "nonjson", "nousage", "slow")
-Hints = Literal["openai", "gateway", "none"]
 
 
 class FakeConfig(msgspec.Struct, kw_only=True):
@@ -90,7 +88,7 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     max_parallel: int | None = None
     """Requests allowed in flight; more get 429 with ``parallel_retry_after_s``."""
     parallel_retry_after_s: float = 60.0
-    hints: Hints = "openai"
+    hints: Dialect = "openai"
     """Which rate-limit headers to send (see the module docstring)."""
     upstream_factor: float = 10.0
     """gateway hints: the upstream limit reported is this many times the gateway's."""
@@ -149,29 +147,6 @@ def _error(message: str, status: int, headers: dict[str, str] | None = None) -> 
     return web.json_response({"error": {"message": message}}, status=status, headers=headers)
 
 
-class _Window:
-    """A fixed-window counter: ``limit`` per ``length`` seconds."""
-
-    def __init__(self, limit: float, length: float, now: float) -> None:
-        self.limit = int(limit * length / 60.0)
-        self.length = length
-        self.start = now
-        self.used = 0
-
-    def roll(self, now: float) -> None:
-        if now - self.start >= self.length:
-            self.start += self.length * math.floor((now - self.start) / self.length)
-            self.used = 0
-
-    def remaining(self, now: float) -> int:
-        self.roll(now)
-        return max(0, self.limit - self.used)
-
-    def reset_s(self, now: float) -> float:
-        self.roll(now)
-        return self.start + self.length - now
-
-
 class FakeOpenAI:
     """``async with FakeOpenAI(cfg, answer) as fake: fake.url`` (base URL
     ending in /v1). Counters: ``requests`` (generation POSTs), ``served``
@@ -202,19 +177,19 @@ class FakeOpenAI:
         self.usage_at: list[tuple[float, int]] = []
         """(monotonic time, tokens) of each usage reported."""
         cfg = self.config
-        now = time.monotonic()
-        self.bucket: Bucket | None = None
-        self.window: _Window | None = None
-        if cfg.rpm and cfg.window_s:
-            self.window = _Window(cfg.rpm, cfg.window_s, now)
-        elif cfg.rpm:
-            burst = cfg.burst or max(1.0, cfg.rpm / 60.0)
-            self.bucket = Bucket(cfg.rpm / 60.0, burst, now)
-        self.token_bucket: Bucket | None = None
-        if cfg.tpm:
-            self.token_bucket = Bucket(
-                cfg.tpm / 60.0, max(1.0, cfg.tpm / 60.0 * cfg.tpm_burst_s), now
-            )
+        self.limits = ServerLimits(
+            time.monotonic(),
+            rpm=cfg.rpm,
+            burst=cfg.burst,
+            window_s=cfg.window_s,
+            tpm=cfg.tpm,
+            tpm_counts=cfg.tpm_counts,
+            tpm_burst_s=cfg.tpm_burst_s,
+            max_parallel=cfg.max_parallel,
+            parallel_retry_after_s=cfg.parallel_retry_after_s,
+            dialect=cfg.hints,
+            upstream_factor=cfg.upstream_factor,
+        )
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -259,96 +234,6 @@ class FakeOpenAI:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    # ------------------------------------------------------------ limits
-
-    def _request_budget(self, now: float) -> tuple[int, float, int] | None:
-        """(limit per minute, seconds to a whole budget, remaining)."""
-        cfg = self.config
-        if self.window is not None and cfg.rpm:
-            return int(cfg.rpm), self.window.reset_s(now), self.window.remaining(now)
-        if self.bucket is not None and cfg.rpm:
-            b = self.bucket
-            b.refill(now)
-            return int(cfg.rpm), (b.capacity - b.level) / b.rate, max(0, math.floor(b.level))
-        return None
-
-    def _token_budget(self, now: float) -> tuple[int, float, int] | None:
-        b = self.token_bucket
-        if b is None or not self.config.tpm:
-            return None
-        b.refill(now)
-        return int(self.config.tpm), (b.capacity - b.level) / b.rate, max(0, math.floor(b.level))
-
-    def _rate_headers(self, now: float) -> dict[str, str]:
-        """Headers in the configured dialect, for a request just counted."""
-        hints = self.config.hints
-        out: dict[str, str] = {}
-        if hints == "none":
-            return out
-        for resource, budget in (
-            ("requests", self._request_budget(now)),
-            ("tokens", self._token_budget(now)),
-        ):
-            if budget is None:
-                continue
-            limit, reset, remaining = budget
-            if hints == "openai":
-                out[f"x-ratelimit-limit-{resource}"] = str(limit)
-                out[f"x-ratelimit-remaining-{resource}"] = str(remaining)
-                out[f"x-ratelimit-reset-{resource}"] = f"{math.ceil(reset * 1000)}ms"
-                continue
-            shown = remaining + (resource == "requests")  # counted before this one
-            up = int(limit * self.config.upstream_factor)
-            out[f"x-ratelimit-limit-{resource}"] = str(limit)
-            out[f"x-ratelimit-remaining-{resource}"] = str(shown)
-            out[f"x-ratelimit-api_key-limit-{resource}"] = str(limit)
-            out[f"x-ratelimit-api_key-remaining-{resource}"] = str(shown)
-            out[f"llm_provider-x-ratelimit-limit-{resource}"] = str(up)
-            out[f"llm_provider-x-ratelimit-remaining-{resource}"] = str(up - 1)
-        return out
-
-    def _too_many(self, wait_s: float, now: float) -> web.Response:
-        self.rate_limited += 1
-        hints = self.config.hints
-        headers: dict[str, str] = {}
-        if hints == "openai":
-            headers = {
-                **self._rate_headers(now),
-                "Retry-After": str(max(1, math.ceil(wait_s))),
-                "retry-after-ms": str(max(1, math.ceil(wait_s * 1000))),
-            }
-        elif hints == "gateway":
-            headers = {"llm_provider-retry-after": str(max(1, math.ceil(wait_s)))}
-        return _error("rate limit exceeded", 429, headers)
-
-    def _admit(self, now: float, charge: int) -> web.Response | None:
-        """Check every limit; None lets the request in (and counts it)."""
-        cfg = self.config
-        if cfg.max_parallel is not None and self.in_flight >= cfg.max_parallel:
-            self.rate_limited += 1
-            self.parallel_refused += 1
-            return _error(
-                "max parallel requests reached",
-                429,
-                {"Retry-After": str(math.ceil(cfg.parallel_retry_after_s))},
-            )
-        if self.window is not None and self.window.remaining(now) < 1:
-            return self._too_many(self.window.reset_s(now), now)
-        if self.bucket is not None and (wait := self.bucket.wait_s(1, now)) > 0:
-            return self._too_many(wait, now)
-        tb = self.token_bucket
-        if tb is not None:
-            need = charge if cfg.tpm_counts == "max_tokens" else 1
-            if (wait := tb.wait_s(need, now)) > 0:
-                return self._too_many(wait, now)
-            if cfg.tpm_counts == "max_tokens":
-                tb.take(charge, now)
-        if self.window is not None:
-            self.window.used += 1
-        if self.bucket is not None:
-            self.bucket.take(1, now)
-        return None
-
     def _next_fault(self) -> str:
         if self.script:
             return self.script.pop(0)
@@ -387,11 +272,13 @@ class FakeOpenAI:
         text = _prompt_text(body)
         charge = max(_tokens(text), int(body.get("max_tokens", 16)) * n)
         now = time.monotonic()
-        refused = self._admit(now, charge)
+        refused = self.limits.admit(now, charge=charge, in_flight=self.in_flight)
         if refused is not None:
-            return refused
+            self.rate_limited += 1
+            self.parallel_refused += refused.parallel
+            return _error(refused.message, 429, refused.headers)
         self.accepted_at.append(now)
-        headers = self._rate_headers(now)
+        headers = self.limits.headers(now)
         fault = self._next_fault()
         if fault != "ok":
             self.faults[fault] += 1
@@ -443,8 +330,7 @@ class FakeOpenAI:
         ]
         out: dict[str, Any] = {"id": f"cmpl-{self.requests}", "object": "x", "choices": choices}
         used = _tokens(text) + sum(_tokens(a) for a in answers)
-        if self.token_bucket is not None and self.config.tpm_counts == "usage":
-            self.token_bucket.take(used, time.monotonic())
+        self.limits.used(used, time.monotonic())
         if fault != "nousage":
             completion = used - _tokens(text)
             out["usage"] = {

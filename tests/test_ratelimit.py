@@ -1,7 +1,8 @@
-"""Rate-limit arithmetic (pure), the async limiter in virtual time, and the
-whole control loop against a modelled server in virtual time (FakeClock):
-minutes of a rate-limited run take seconds and are exactly reproducible.
-End-to-end behaviour against the real fake server is in test_endpoint.py."""
+"""The async limiter in virtual time, and the whole control loop against a
+modelled server in virtual time (FakeClock): minutes of a rate-limited run
+take seconds and are exactly reproducible. The arithmetic is tested in
+test_pace, test_parallel and test_tokenbudget; end-to-end behaviour against
+the real fake server in test_endpoint."""
 
 from __future__ import annotations
 
@@ -15,195 +16,14 @@ import msgspec
 import pytest
 
 from aioeval.config import RetryConfig
-from aioeval.ratehints import Budget, RateHeaders
-from aioeval.ratelimit import (
-    BACKOFF,
-    GROWTH,
+from aioeval.pace import (
     HINT_MARGIN,
-    PAUSE_MARGIN,
-    PROBE_EVERY_S,
-    TARGET,
-    Ask,
     Bucket,
-    ParallelCap,
-    Permit,
-    RateLearner,
-    RateLimiter,
-    Stalled,
-    TokenBudget,
-    estimate_tokens,
 )
+from aioeval.ratehints import Budget, RateHeaders
+from aioeval.ratelimit import PAUSE_MARGIN, Permit, RateLimiter, Stalled
 from aioeval.retry import Failure, FakeClock, call_with_retry
-
-
-def test_bucket_refills_continuously_and_allows_debt() -> None:
-    b = Bucket(rate=2.0, capacity=4.0, now=0.0)
-    assert b.wait_s(4, 0.0) == 0.0
-    b.take(4, 0.0)
-    assert b.wait_s(1, 0.0) == pytest.approx(0.5)
-    assert b.wait_s(1, 0.5) == 0.0
-    assert b.wait_s(1, 0.5, held=2.0) == pytest.approx(1.0)  # set aside for others
-    # an amount above capacity needs a full bucket, then leaves debt
-    assert b.wait_s(10, 0.5) == pytest.approx(1.5)
-    b.take(10, 2.0)
-    assert b.level == pytest.approx(-6.0)
-    b.give(5, 2.0)
-    assert b.level == pytest.approx(-1.0)
-    b.give(100, 2.0)
-    assert b.level == 4.0  # never above capacity
-
-
-def test_estimate_tokens() -> None:
-    assert estimate_tokens("") == 1
-    assert estimate_tokens("x" * 9) == 3
-
-
-# ---------------------------------------------------------------- the learner
-
-
-def test_learner_after_an_unpaced_429_grows_from_below_the_measured_rate() -> None:
-    learner = RateLearner()
-    assert learner.rate(0.0) is None
-    assert learner.on_throttle(sent_at=1.0, now=1.0, paced=None, sent=20.0)
-    assert learner.top is None  # a measured send rate is no ceiling
-    assert learner.rate(5.0) == pytest.approx(BACKOFF * 20.0)  # no growth while refused
-    learner.on_success(sent_at=1.1, now=1.2)
-    assert learner.rate(3.2) == pytest.approx(BACKOFF * 20.0 * math.exp(2 * GROWTH))
-
-
-def test_learner_brackets_the_rate_between_two_429s() -> None:
-    learner = RateLearner()
-    learner.on_throttle(sent_at=0.0, now=0.0, paced=None, sent=20.0)
-    for i in range(41):  # 41 accepted in the 10 s between two 429s
-        learner.on_success(sent_at=0.1 + i * 0.24, now=0.3 + i * 0.24)
-    assert learner.on_throttle(sent_at=10.0, now=10.0, paced=5.0, sent=5.0)
-    # budget empty at both ends: at least (accepted - 1) / 10 s
-    assert learner.floor == pytest.approx(4.0)
-    assert learner.top == 5.0
-    assert learner.rate(10.0) == pytest.approx(4.0)  # starts at the floor
-    learner.on_success(sent_at=10.3, now=10.6)
-    late = learner.rate(10.6 + 30.0)
-    assert late is not None and 4.0 < late < TARGET * 5.0  # stays inside the bracket
-
-
-def test_learner_reacts_once_per_episode() -> None:
-    learner = RateLearner()
-    learner.on_throttle(sent_at=0.0, now=0.0, paced=10.0, sent=10.0)
-    pace = learner.rate(0.0)
-    # sent before the lowering: already reacted to
-    assert not learner.on_throttle(sent_at=-0.1, now=0.01, paced=10.0, sent=10.0)
-    # a probe refused again before anything succeeded: the same episode
-    assert not learner.on_throttle(sent_at=0.5, now=0.5, paced=7.0, sent=7.0)
-    assert learner.rate(0.0) == pace and learner.lowered == 1
-    learner.on_success(sent_at=0.6, now=0.8)
-    assert learner.on_throttle(sent_at=0.7, now=0.9, paced=7.0, sent=7.0)
-    assert learner.lowered == 2 and learner.top == 7.0
-
-
-def test_learner_probes_above_the_remembered_level_only_rarely() -> None:
-    learner = RateLearner()
-    learner.on_throttle(sent_at=0.0, now=0.0, paced=10.0, sent=10.0)
-    learner.on_success(sent_at=0.1, now=0.2)
-    before = learner.rate(0.2 + PROBE_EVERY_S - 1.0)
-    after = learner.rate(0.2 + PROBE_EVERY_S + 1.0)
-    assert before is not None and after is not None
-    assert before < TARGET * 10.0 < after <= TARGET * 10.0 * 1.02 + 1e-9
-
-
-def test_learner_reads_a_long_refusal_as_a_window_and_paces_at_the_served_rate() -> None:
-    learner = RateLearner()
-    for i in range(60):  # a minute's budget used in the first 2 s
-        learner.on_success(sent_at=i / 30, now=i / 30 + 0.3)
-    learner.on_throttle(sent_at=2.0, now=2.0, paced=None, sent=30.0)
-    learner.on_success(sent_at=60.0, now=60.3)  # refused until the next window
-    assert learner.top == pytest.approx(61 / 60)
-    assert learner.rate(60.3) == pytest.approx(TARGET * 61 / 60)
-
-
-# ---------------------------------------------------------------- parallel
-
-
-def test_parallel_slow_start_then_a_cap_learned_from_one_429() -> None:
-    cap = ParallelCap(16, slow_start=True)
-    assert cap.allowed == 1
-    for parallel in (1, 2, 3, 4):
-        cap.on_success(parallel)
-    assert cap.allowed == 5
-    none = RateHeaders()
-    assert not cap.is_parallel_429(1, 0, none)  # nothing else in flight: a rate limit
-    assert not cap.is_parallel_429(4, 0, none)  # 4 in flight worked before
-    assert not cap.is_parallel_429(5, 5, none)  # a request sent at 5 is running: admitted
-    exhausted = RateHeaders(requests=(Budget(remaining=0),))
-    assert not cap.is_parallel_429(5, 0, exhausted)  # the server says: request budget
-    assert cap.is_parallel_429(5, 4, none)
-    cap.on_parallel_429(5)
-    assert cap.allowed == 4 and cap.cap == 4 and not cap.slow_start
-
-
-def test_parallel_probes_rarely_once_confirmed() -> None:
-    cap = ParallelCap(16, slow_start=True)
-    for parallel in (1, 2, 3, 4):
-        cap.on_success(parallel)
-    cap.on_parallel_429(5)
-    quick = cap.probe_after
-    for _ in range(quick):
-        cap.on_success(4)
-    assert cap.allowed == 5  # an unconfirmed cap is tested again soon
-    cap.on_parallel_429(5)  # refused again: confirmed
-    assert cap.allowed == 4 and cap.probe_after > 10 * quick
-    for _ in range(cap.probe_after - 1):
-        cap.on_success(4)
-    assert cap.allowed == 4
-    cap.on_success(3)  # not at the cap: not evidence the cap could be higher
-    assert cap.allowed == 4
-
-
-def test_a_rate_429_after_a_single_parallel_refusal_undoes_the_cap() -> None:
-    cap = ParallelCap(16, slow_start=True)
-    for parallel in (1, 2):
-        cap.on_success(parallel)
-    cap.on_parallel_429(3)
-    assert cap.allowed == 2
-    cap.on_rate_429()
-    assert cap.allowed == 3 and cap.cap is None
-
-
-# ---------------------------------------------------------------- tokens
-
-
-def test_tokens_counted_like_openai_are_charged_up_front_and_kept() -> None:
-    budget = TokenBudget(36000, "max_tokens", 0.0)  # 600/s, one second's burst
-    assert budget.bucket.capacity == 600.0
-    ask = Ask(prompt=30, max_tokens=100, n=2)
-    assert budget.cost(ask) == 200
-    assert budget.cost(Ask(prompt=500, max_tokens=100)) == 500  # the larger of the two
-    budget.take(200, 0.0)
-    budget.settle(200, 0.0, used=40, completion=10, n=2)  # usage changes nothing
-    assert budget.bucket.level == pytest.approx(400.0)
-    budget.take(200, 0.0)
-    budget.refused(200, 0.0)  # a 429 was not charged
-    assert budget.bucket.level == pytest.approx(400.0)
-
-
-def test_tokens_counted_on_usage_hold_a_reservation_until_the_answer() -> None:
-    budget = TokenBudget(36000, "usage", 0.0)
-    ask = Ask(prompt=30, max_tokens=100, n=2)
-    assert budget.cost(ask) == 230  # nothing seen yet: max_tokens
-    budget.take(230, 0.0)
-    assert budget.held == 230 and budget.bucket.level == 600.0
-    assert budget.wait_s(400, 0.0) == pytest.approx(0.05)  # 600 - 230 held < 400
-    budget.settle(230, 0.0, used=70, completion=40, n=2, took_s=0.5)
-    assert budget.held == 0 and budget.bucket.level == pytest.approx(530.0)
-    assert budget.cost(ask) == 30 + 40  # 20 per sample seen
-    # Requests in flight for the usual 0.5 s see 300 tokens refilled before
-    # they are charged: that much of what they hold does not block others.
-    budget.take(300, 0.0)
-    assert budget.wait_s(500, 0.0) == 0.0
-    budget.take(200, 0.0)
-    assert budget.wait_s(500, 0.0) == pytest.approx((500 + (500 - 300) - 530) / 600)
-
-
-# ---------------------------------------------------------------- limiter
+from aioeval.tokenbudget import Ask
 
 
 async def _in_virtual_time(clock: FakeClock, fn: Callable[[], Awaitable[None]]) -> None:

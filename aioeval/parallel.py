@@ -1,0 +1,89 @@
+"""Parallel caps: requests allowed in flight, learned apart from the rate.
+
+A gateway may cap a key's parallel requests and answer the one too many
+with 429 and a long ``Retry-After`` (60 s) although a slot frees within
+milliseconds. `ParallelCap` starts at one request in flight and adds one per
+success (slow start) until the first 429. A 429 that arrives with more in
+flight than ever worked, and no budget reported exhausted, reads as a cap:
+the limit drops to one below, the request is retried as soon as a slot
+frees, and the server's hint is not waited out. One more in flight is tried
+after a few successes at the cap; once a second refusal confirmed it, only
+after many, doubled after each refused try. Pure arithmetic.
+"""
+
+from __future__ import annotations
+
+from .ratehints import RateHeaders, exhausted_reset_s
+
+PARALLEL_PROBE_AFTER = (4, 64)
+"""Successes at the parallel cap before one more in flight is tried: few
+while the cap rests on one refusal (it may have been a rate limit), many
+once a second refusal confirmed it (doubled after each refused try)."""
+
+
+class ParallelCap:
+    """Requests allowed in flight (see the module docstring)."""
+
+    def __init__(self, ceiling: int, *, slow_start: bool) -> None:
+        self.ceiling = max(1, ceiling)
+        self.limit = 1 if slow_start else self.ceiling
+        self.slow_start = slow_start
+        self.peak_ok = 0
+        """The most requests in flight (counting itself) when one succeeded."""
+        self.cap: int | None = None
+        """A parallel cap concluded from a 429."""
+        self.probe_after = PARALLEL_PROBE_AFTER[0]
+        self.streak = 0
+        self.refusals = 0
+        """Parallel 429s since the cap was concluded."""
+        self._undo: int | None = None
+
+    @property
+    def allowed(self) -> int:
+        return self.limit
+
+    def on_success(self, parallel: int) -> None:
+        self.peak_ok = max(self.peak_ok, parallel)
+        if self.slow_start:
+            self.limit = min(self.ceiling, self.limit + 1)
+            return
+        if parallel >= self.limit:
+            self.streak += 1
+            if self.limit < self.ceiling and self.streak >= self.probe_after:
+                self.limit += 1
+                self.streak = 0
+
+    def is_parallel_429(self, parallel: int, admitted: int, hints: RateHeaders) -> bool:
+        """Whether a 429 for a request sent at ``parallel`` reads as a
+        parallel cap: no budget reported exhausted, and more in flight than
+        ever worked (``admitted``: the most in flight when a request still
+        running, long past the time a 429 takes, was sent)."""
+        if exhausted_reset_s(hints) is not None or 0 in (
+            hints.remaining_requests,
+            hints.remaining_tokens,
+        ):
+            return False
+        return parallel >= 2 and parallel > max(self.peak_ok, admitted)
+
+    def on_parallel_429(self, parallel: int) -> None:
+        self.slow_start = False
+        if self.cap is None:
+            self._undo = self.limit
+        elif self.refusals == 1:
+            self.probe_after = PARALLEL_PROBE_AFTER[1]  # confirmed
+        else:
+            self.probe_after *= 2  # a refused probe above a known cap
+        self.refusals += 1
+        self.limit = max(1, parallel - 1)
+        self.cap = self.limit
+        self.streak = 0
+
+    def on_rate_429(self) -> None:
+        """A rate 429 after a cap concluded from one refusal alone: that
+        refusal was most likely the rate limit too (a short burst refused
+        looks just like a cap), so the cap is dropped; a real cap is found
+        again by one quick refusal."""
+        self.slow_start = False
+        if self.refusals == 1 and self._undo is not None:
+            self.limit = max(self.limit, self._undo)
+            self.cap, self._undo, self.refusals = None, None, 0

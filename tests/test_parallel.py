@@ -1,0 +1,51 @@
+"""Parallel caps learned from 429s (pure)."""
+
+from __future__ import annotations
+
+from aioeval.parallel import ParallelCap
+from aioeval.ratehints import Budget, RateHeaders
+
+
+def test_parallel_slow_start_then_a_cap_learned_from_one_429() -> None:
+    cap = ParallelCap(16, slow_start=True)
+    assert cap.allowed == 1
+    for parallel in (1, 2, 3, 4):
+        cap.on_success(parallel)
+    assert cap.allowed == 5
+    none = RateHeaders()
+    assert not cap.is_parallel_429(1, 0, none)  # nothing else in flight: a rate limit
+    assert not cap.is_parallel_429(4, 0, none)  # 4 in flight worked before
+    assert not cap.is_parallel_429(5, 5, none)  # a request sent at 5 is running: admitted
+    exhausted = RateHeaders(requests=(Budget(remaining=0),))
+    assert not cap.is_parallel_429(5, 0, exhausted)  # the server says: request budget
+    assert cap.is_parallel_429(5, 4, none)
+    cap.on_parallel_429(5)
+    assert cap.allowed == 4 and cap.cap == 4 and not cap.slow_start
+
+
+def test_parallel_probes_rarely_once_confirmed() -> None:
+    cap = ParallelCap(16, slow_start=True)
+    for parallel in (1, 2, 3, 4):
+        cap.on_success(parallel)
+    cap.on_parallel_429(5)
+    quick = cap.probe_after
+    for _ in range(quick):
+        cap.on_success(4)
+    assert cap.allowed == 5  # an unconfirmed cap is tested again soon
+    cap.on_parallel_429(5)  # refused again: confirmed
+    assert cap.allowed == 4 and cap.probe_after > 10 * quick
+    for _ in range(cap.probe_after - 1):
+        cap.on_success(4)
+    assert cap.allowed == 4
+    cap.on_success(3)  # not at the cap: not evidence the cap could be higher
+    assert cap.allowed == 4
+
+
+def test_a_rate_429_after_a_single_parallel_refusal_undoes_the_cap() -> None:
+    cap = ParallelCap(16, slow_start=True)
+    for parallel in (1, 2):
+        cap.on_success(parallel)
+    cap.on_parallel_429(3)
+    assert cap.allowed == 2
+    cap.on_rate_429()
+    assert cap.allowed == 3 and cap.cap is None
