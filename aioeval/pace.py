@@ -233,18 +233,23 @@ class Pace:
         if self.first_sent is None:
             self.first_sent = now
 
-    def send_rate(self, at: float) -> float:
-        """Requests sent per second over the window before ``at``."""
-        if self.first_sent is None:
-            return 0.0
+    def send_rate(self, at: float) -> float | None:
+        """Requests sent per second over the window before ``at`` (None:
+        too little sent yet to call it a rate)."""
+        if self.first_sent is None or at - self.first_sent < MIN_SPAN_S:
+            return None
         span = min(SEND_WINDOW_S, at - self.first_sent)
         count = sum(1 for t in self.sent if at - span <= t <= at)
-        return count / span if span > 0 else float(count)
+        return count / span if count >= 2 else None
 
     def on_throttle(self, sent_at: float, now: float) -> bool:
+        """A rate 429; returns whether the pace was lowered (not when
+        unpaced with no send rate to speak of: only the pause applies)."""
         paced = self.rate(sent_at)
-        sent = max(self.send_rate(sent_at), 1e-3)
-        lowered = self.learner.on_throttle(sent_at, now, paced, sent)
+        sent = self.send_rate(sent_at)
+        if paced is None and sent is None:
+            return False
+        lowered = self.learner.on_throttle(sent_at, now, paced, sent or 0.0)
         bucket = self._bucket(now)
         if bucket is not None:
             bucket.level = min(bucket.level, 0.0)  # the next send waits a full interval

@@ -78,12 +78,13 @@ class ParallelCap:
         self.cap = self.limit
         self.streak = 0
 
-    def on_rate_429(self) -> None:
-        """A rate 429 after a cap concluded from one refusal alone: that
-        refusal was most likely the rate limit too (a short burst refused
-        looks just like a cap), so the cap is dropped; a real cap is found
-        again by one quick refusal."""
-        self.slow_start = False
+    def on_rate_429(self, *, paced: bool) -> None:
+        """A rate 429 ends slow start once the pace has been lowered (the
+        pace holds the rate from then on). After a cap concluded from one
+        refusal alone, that refusal was most likely the rate limit too (a
+        short burst refused looks just like a cap), so the cap is dropped; a
+        real cap is found again by one quick refusal."""
+        self.slow_start = self.slow_start and not paced
         if self.refusals == 1 and self._undo is not None:
             self.limit = max(self.limit, self._undo)
             self.cap, self._undo, self.refusals = None, None, 0

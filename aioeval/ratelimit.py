@@ -46,6 +46,8 @@ PAUSE_MARGIN = (0.02, 0.02)
 ADMITTED_AFTER_S = 0.02
 """A request in flight longer than this (and than twice the slowest 429
 seen) has been admitted by the server."""
+FIRST_QUIET_S = 0.1
+"""A hint-less 429 with no pace yet pauses this long first (then doubles)."""
 EPSILON_S = 1e-6
 """Shorter waits are rounding error (a virtual clock would never pass them)."""
 
@@ -217,15 +219,16 @@ class RateLimiter:
             self.parallel.on_parallel_429(permit.parallel)
             self.parallel_429s += 1
             return "concurrency"
-        self.parallel.on_rate_429()
         lowered = self.pace.on_throttle(permit.started_at, now)
+        self.parallel.on_rate_429(paced=self.pace.rate(now) is not None)
         if self.refused_since is None:
             self.refused_since = now
         hinted = pause_for(hints, throttled=True)
         if hinted is not None:
             pause = hinted * (1.0 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
         else:
-            interval = 1.0 / (self.pace.rate(now) or 1.0)
+            rate = self.pace.rate(now)
+            interval = 1.0 / rate if rate else FIRST_QUIET_S
             if lowered or not self.quiet_s:
                 self.quiet_s = interval
             elif permit.probe:  # refused again: wait longer before the next probe

@@ -47,5 +47,5 @@ def test_a_rate_429_after_a_single_parallel_refusal_undoes_the_cap() -> None:
         cap.on_success(parallel)
     cap.on_parallel_429(3)
     assert cap.allowed == 2
-    cap.on_rate_429()
+    cap.on_rate_429(paced=True)
     assert cap.allowed == 3 and cap.cap is None

@@ -83,8 +83,9 @@ async def test_a_rate_429_pauses_everyone_then_one_probe_then_the_pace() -> None
     sent: list[tuple[float, bool]] = []
 
     async def run() -> None:
-        for _ in range(4):
-            limiter.release(await limiter.acquire(1), "ok")  # slow start: 2 ... 5
+        for _ in range(4):  # 4 per second: a send rate to lower the pace from
+            limiter.release(await limiter.acquire(1), "ok")
+            await clock.sleep(0.25)
         first = await limiter.acquire(1)
         hint = RateHeaders(retry_after_s=3.0, requests=(Budget(remaining=0),))
         assert limiter.release(first, "throttled", hints=hint) == "rate"
@@ -100,10 +101,10 @@ async def test_a_rate_429_pauses_everyone_then_one_probe_then_the_pace() -> None
                 tg.start_soon(sender)
 
     await _in_virtual_time(clock, run)
-    resume = 3.0 * (1 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
+    resume = 1.0 + 3.0 * (1 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
     assert sent[0] == (pytest.approx(resume), True)  # one probe after the pause
     assert sent[1][0] >= resume + 0.2 and not sent[1][1]  # the rest after its success
-    assert sent[2][0] > sent[1][0]  # ... one at a time
+    assert sent[2][0] - sent[1][0] > 0.2  # ... at the lowered pace
 
 
 @pytest.mark.anyio
