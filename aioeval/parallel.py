@@ -3,7 +3,7 @@
 A gateway may cap a key's parallel requests and answer the one too many
 with 429 and a long ``Retry-After`` (60 s) although a slot frees within
 milliseconds. `ParallelCap` starts at one request in flight and adds one per
-success (slow start) until the first 429. A 429 that arrives with more in
+success, or doubles what has been admitted (slow start), until the first 429. A 429 that arrives with more in
 flight than ever worked, and no budget reported exhausted, reads as a cap:
 the limit drops to one below, the request is retried as soon as a slot
 frees, and the server's hint is not waited out. One more in flight is tried
@@ -31,11 +31,13 @@ class ParallelCap:
         self.peak_ok = 0
         """The most requests in flight (counting itself) when one succeeded."""
         self.cap: int | None = None
-        """A parallel cap concluded from a 429."""
+        """A parallel cap concluded from a 429 (raised when a probe above it works)."""
         self.probe_after = PARALLEL_PROBE_AFTER[0]
         self.streak = 0
         self.refusals = 0
         """Parallel 429s since the cap was concluded."""
+        self.unpaced = False
+        """The last refusal came while nothing paced the requests."""
         self._undo: int | None = None
 
     @property
@@ -44,6 +46,8 @@ class ParallelCap:
 
     def on_success(self, parallel: int) -> None:
         self.peak_ok = max(self.peak_ok, parallel)
+        if self.cap is not None and parallel > self.cap:
+            self.cap = parallel  # a probe above it worked: the cap is higher
         if self.slow_start:
             self.limit = min(self.ceiling, self.limit + 1)
             return
@@ -52,6 +56,14 @@ class ParallelCap:
             if self.limit < self.ceiling and self.streak >= self.probe_after:
                 self.limit += 1
                 self.streak = 0
+
+    def on_admitted(self, running: int) -> None:
+        """Slow start: ``running`` requests in flight have been admitted
+        (they run long past the time a 429 takes), so twice as many may be;
+        slow generations need not finish before the limit grows. Only once
+        one request has succeeded: its headers may set a pace first."""
+        if self.slow_start and self.peak_ok > 0:
+            self.limit = max(self.limit, min(self.ceiling, 2 * running))
 
     def is_parallel_429(self, parallel: int, admitted: int, hints: RateHeaders) -> bool:
         """Whether a 429 for a request sent at ``parallel`` reads as a
@@ -65,8 +77,9 @@ class ParallelCap:
             return False
         return parallel >= 2 and parallel > max(self.peak_ok, admitted)
 
-    def on_parallel_429(self, parallel: int) -> None:
+    def on_parallel_429(self, parallel: int, *, paced: bool) -> None:
         self.slow_start = False
+        self.unpaced = not paced
         if self.cap is None:
             self._undo = self.limit
         elif self.refusals == 1:
@@ -80,11 +93,11 @@ class ParallelCap:
 
     def on_rate_429(self, *, paced: bool) -> None:
         """A rate 429 ends slow start once the pace has been lowered (the
-        pace holds the rate from then on). After a cap concluded from one
-        refusal alone, that refusal was most likely the rate limit too (a
-        short burst refused looks just like a cap), so the cap is dropped; a
-        real cap is found again by one quick refusal."""
+        pace holds the rate from then on). It also voids a cap that rests on
+        one refusal, or on refusals while nothing paced the requests: those
+        were most likely the rate limit too (a short burst refused looks
+        just like a cap). A real cap is found again by one quick refusal."""
         self.slow_start = self.slow_start and not paced
-        if self.refusals == 1 and self._undo is not None:
+        if (self.refusals == 1 or self.unpaced) and self._undo is not None:
             self.limit = max(self.limit, self._undo)
             self.cap, self._undo, self.refusals = None, None, 0

@@ -131,11 +131,16 @@ class RateLimiter:
             now = self.clock.now()
             if self.stalled(now):
                 raise Stalled(f"the endpoint has answered only 429 for {self.patience_s:.0f} s")
+            self._grow(now)
             if self.in_flight >= self.parallel.allowed or (self.probing and self.probe_out):
-                await self._changed.wait()
+                admitted_in = self._until_admitted(now)
+                if admitted_in is None:
+                    await self._changed.wait()
+                else:
+                    await self.clock.wait(self._changed, admitted_in)
                 continue
             cost = self.tokens.cost(ask) if self.tokens is not None else 0
-            wait = max(self.paused_until - now, self.pace.wait_s(now))
+            wait = max(self.paused_until - now, self.pace.wait_s(now), self._probe_wait(now))
             if self.tokens is not None:
                 wait = max(wait, self.tokens.wait_s(cost, now))
             if wait > EPSILON_S:
@@ -216,7 +221,8 @@ class RateLimiter:
         if self.tokens is not None:
             self.tokens.refused(permit.tokens, now)
         if self.parallel.is_parallel_429(permit.parallel, self._admitted(now), hints):
-            self.parallel.on_parallel_429(permit.parallel)
+            paced = self.pace.rate(permit.started_at) is not None
+            self.parallel.on_parallel_429(permit.parallel, paced=paced)
             self.parallel_429s += 1
             return "concurrency"
         lowered = self.pace.on_throttle(permit.started_at, now)
@@ -238,11 +244,38 @@ class RateLimiter:
         self.probing = True
         return "rate"
 
+    def _probe_wait(self, now: float) -> float:
+        """One more in flight than a learned parallel cap is a probe: it goes
+        one send interval after the last send, never in a burst, so a
+        refusal means the cap and not a short burst refused."""
+        cap = self.parallel.cap
+        if cap is None or self.in_flight < cap or not self.pace.sent:
+            return 0.0
+        rate = self.pace.rate(now) or self.pace.send_rate(now)
+        spacing = 1.0 / rate if rate else FIRST_QUIET_S
+        return self.pace.sent[-1] + spacing - now
+
+    def _admitted_after_s(self) -> float:
+        return max(ADMITTED_AFTER_S, 2.0 * self.refusal_rtt_s)
+
     def _admitted(self, now: float) -> int:
         """The most in flight when a request still running was sent, among
         those running longer than a 429 takes to come back (so admitted)."""
-        after = max(ADMITTED_AFTER_S, 2.0 * self.refusal_rtt_s)
+        after = self._admitted_after_s()
         return max((p.parallel for p in self.out.values() if now - p.started_at > after), default=0)
+
+    def _grow(self, now: float) -> None:
+        if self.parallel.slow_start:
+            after = self._admitted_after_s()
+            self.parallel.on_admitted(sum(now - p.started_at > after for p in self.out.values()))
+
+    def _until_admitted(self, now: float) -> float | None:
+        """In slow start, when the next request in flight counts as admitted."""
+        if not self.parallel.slow_start or self.parallel.peak_ok == 0:
+            return None
+        after = self._admitted_after_s()
+        ages = [now - p.started_at for p in self.out.values() if now - p.started_at <= after]
+        return after - max(ages) + EPSILON_S if ages else None
 
     def _read_limits(self, hints: RateHeaders, now: float, age_s: float) -> None:
         """Limits the headers state: a request limit caps the pace; a token
