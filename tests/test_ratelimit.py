@@ -256,9 +256,11 @@ class ModelServer:
         window_s: float | None = None,
         cap: int | None = None,
         hints: bool = False,
+        latency_s: tuple[float, float] = (0.15, 0.45),
         seed: int = 1,
     ) -> None:
         self.clock = clock
+        self.latency_s = latency_s
         self.rpm = rpm
         self.rng = random.Random(seed)
         self.cap = cap
@@ -310,7 +312,7 @@ class ModelServer:
             RateHeaders(requests=(self._budget(),)) if self.hints and self.bucket else RateHeaders()
         )
         self.in_flight += 1
-        await self.clock.sleep(self.rng.uniform(0.15, 0.45))
+        await self.clock.sleep(self.rng.uniform(*self.latency_s))
         self.in_flight -= 1
         return 200, hints
 
@@ -409,3 +411,14 @@ async def test_closed_loop_outlasts_a_per_minute_window_with_the_readme_policy()
     # after a few doublings: about a dozen 429s per minute, not one per sample.
     assert server.refused < 20 * 3
     assert limiter.rate_rpm is not None and 45 < limiter.rate_rpm < 75
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_slow_generations_reach_full_concurrency_in_one_round_trip() -> None:
+    """No limits, 30 s per answer: slow start doubles what the server has
+    admitted, so the run takes about one round trip more than 64 / 16."""
+    server = ModelServer(FakeClock(), latency_s=(30.0, 30.0))
+    took, limiter = await closed_loop(server, 64)
+    assert took < (1 + 64 / 16) * 30.0 + 1.0
+    assert limiter.parallel.allowed == 16 and server.refused == 0
