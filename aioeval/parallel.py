@@ -13,6 +13,8 @@ after many, doubled after each refused try. Pure arithmetic.
 
 from __future__ import annotations
 
+import math
+
 from .ratehints import RateHeaders, exhausted_reset_s
 
 PARALLEL_PROBE_AFTER = (4, 64)
@@ -30,6 +32,8 @@ class ParallelCap:
         self.slow_start = slow_start
         self.peak_ok = 0
         """The most requests in flight (counting itself) when one succeeded."""
+        self.peak_admitted = 0
+        """The same for a request seen running past the time a 429 takes."""
         self.cap: int | None = None
         """A parallel cap concluded from a 429 (raised when a probe above it works)."""
         self.probe_after = PARALLEL_PROBE_AFTER[0]
@@ -38,11 +42,22 @@ class ParallelCap:
         """Parallel 429s since the cap was concluded."""
         self.unpaced = False
         """The last refusal came while nothing paced the requests."""
+        self.concluded_at = -math.inf
         self._undo: int | None = None
 
     @property
     def allowed(self) -> int:
         return self.limit
+
+    @property
+    def works(self) -> int:
+        """The most in flight seen to work (succeeded or admitted), within a learned cap."""
+        works = max(self.peak_ok, self.peak_admitted)
+        return works if self.cap is None else min(works, self.cap)
+
+    def saw_admitted(self, parallel: int) -> None:
+        """A request sent at ``parallel`` is running past the time a 429 takes."""
+        self.peak_admitted = max(self.peak_admitted, parallel)
 
     def on_success(self, parallel: int) -> None:
         self.peak_ok = max(self.peak_ok, parallel)
@@ -75,20 +90,27 @@ class ParallelCap:
             hints.remaining_tokens,
         ):
             return False
-        return parallel >= 2 and parallel > max(self.peak_ok, admitted)
+        return parallel >= 2 and parallel > max(self.peak_ok, self.peak_admitted, admitted)
 
-    def on_parallel_429(self, parallel: int, *, paced: bool) -> None:
+    def on_parallel_429(self, parallel: int, sent_at: float, now: float, *, paced: bool) -> None:
+        """A parallel 429 for a request sent at ``sent_at``. Requests sent
+        before the last conclusion (a burst already in flight) only keep the
+        limit down: they are the same evidence, not a confirmation."""
         self.slow_start = False
-        self.unpaced = not paced
         if self.cap is None:
             self._undo = self.limit
-        elif self.refusals == 1:
+        self.limit = max(1, min(self.limit, parallel - 1))
+        if self.cap is not None and sent_at < self.concluded_at:
+            self.cap = min(self.cap, self.limit)
+            return
+        self.unpaced = not paced
+        if self.cap is not None and self.refusals == 1:
             self.probe_after = PARALLEL_PROBE_AFTER[1]  # confirmed
-        else:
+        elif self.cap is not None:
             self.probe_after *= 2  # a refused probe above a known cap
         self.refusals += 1
-        self.limit = max(1, parallel - 1)
         self.cap = self.limit
+        self.concluded_at = now
         self.streak = 0
 
     def on_rate_429(self, *, paced: bool) -> None:

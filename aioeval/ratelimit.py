@@ -46,6 +46,8 @@ PAUSE_MARGIN = (0.02, 0.02)
 ADMITTED_AFTER_S = 0.02
 """A request in flight longer than this (and than twice the slowest 429
 seen) has been admitted by the server."""
+PROBE_GAP_S = 0.1
+"""Unpaced, a new parallelism is tried this long after the last send."""
 FIRST_QUIET_S = 0.1
 """A hint-less 429 with no pace yet pauses this long first (then doubles)."""
 EPSILON_S = 1e-6
@@ -222,7 +224,7 @@ class RateLimiter:
             self.tokens.refused(permit.tokens, now)
         if self.parallel.is_parallel_429(permit.parallel, self._admitted(now), hints):
             paced = self.pace.rate(permit.started_at) is not None
-            self.parallel.on_parallel_429(permit.parallel, paced=paced)
+            self.parallel.on_parallel_429(permit.parallel, permit.started_at, now, paced=paced)
             self.parallel_429s += 1
             return "concurrency"
         lowered = self.pace.on_throttle(permit.started_at, now)
@@ -245,15 +247,16 @@ class RateLimiter:
         return "rate"
 
     def _probe_wait(self, now: float) -> float:
-        """One more in flight than a learned parallel cap is a probe: it goes
-        one send interval after the last send, never in a burst, so a
-        refusal means the cap and not a short burst refused."""
-        cap = self.parallel.cap
-        if cap is None or self.in_flight < cap or not self.pace.sent:
+        """A send that reaches a parallelism never seen to work (above a
+        learned cap, or new in slow start) is a probe: it goes PROBE_GAP_S
+        (or one interval at the pace) after the last send, never in a burst,
+        so a refusal means a cap and not a short burst refused, and comes
+        back before the next level is tried."""
+        works = self.parallel.works
+        if self.in_flight < works or not self.pace.sent:
             return 0.0
-        rate = self.pace.rate(now) or self.pace.send_rate(now)
-        spacing = 1.0 / rate if rate else FIRST_QUIET_S
-        return self.pace.sent[-1] + spacing - now
+        rate = self.pace.rate(now)
+        return self.pace.sent[-1] + (1.0 / rate if rate else PROBE_GAP_S) - now
 
     def _admitted_after_s(self) -> float:
         return max(ADMITTED_AFTER_S, 2.0 * self.refusal_rtt_s)
@@ -262,9 +265,14 @@ class RateLimiter:
         """The most in flight when a request still running was sent, among
         those running longer than a 429 takes to come back (so admitted)."""
         after = self._admitted_after_s()
-        return max((p.parallel for p in self.out.values() if now - p.started_at > after), default=0)
+        level = max(
+            (p.parallel for p in self.out.values() if now - p.started_at > after), default=0
+        )
+        self.parallel.saw_admitted(level)
+        return level
 
     def _grow(self, now: float) -> None:
+        self._admitted(now)
         if self.parallel.slow_start:
             after = self._admitted_after_s()
             self.parallel.on_admitted(sum(now - p.started_at > after for p in self.out.values()))

@@ -21,7 +21,7 @@ from aioeval.pace import (
     Bucket,
 )
 from aioeval.ratehints import Budget, RateHeaders
-from aioeval.ratelimit import PAUSE_MARGIN, Permit, RateLimiter, Stalled
+from aioeval.ratelimit import PAUSE_MARGIN, PROBE_GAP_S, Permit, RateLimiter, Stalled
 from aioeval.retry import Failure, FakeClock, call_with_retry
 from aioeval.tokenbudget import Ask
 
@@ -111,16 +111,22 @@ async def test_a_rate_429_pauses_everyone_then_one_probe_then_the_pace() -> None
 async def test_a_parallel_429_costs_no_pause_and_the_retry_takes_the_next_free_slot() -> None:
     clock = FakeClock()
     limiter = RateLimiter(clock, max_concurrency=8)
+    refused_at: list[float] = []
     retried: list[float] = []
+    sent: list[float] = []
 
     async def run() -> None:
         for _ in range(4):
             limiter.release(await limiter.acquire(1), "ok")
-        running = [await limiter.acquire(1) for _ in range(4)]
+        running = []
+        for _ in range(4):
+            running.append(await limiter.acquire(1))
+            sent.append(clock.now())
         await clock.sleep(0.5)  # they are running: admitted
         fifth = await limiter.acquire(1)
         long_hint = RateHeaders(retry_after_s=60.0)
         assert limiter.release(fifth, "throttled", hints=long_hint) == "concurrency"
+        refused_at.append(clock.now())
         assert limiter.parallel.allowed == 4 and limiter.paused_until < clock.now()
         async with anyio.create_task_group() as tg:
 
@@ -136,7 +142,9 @@ async def test_a_parallel_429_costs_no_pause_and_the_retry_takes_the_next_free_s
             limiter.release(p, "ok")
 
     await _in_virtual_time(clock, run)
-    assert retried == [pytest.approx(0.55)]
+    # each new level of parallelism went out PROBE_GAP_S after the last send
+    assert [b - a for a, b in itertools.pairwise(sent)] == pytest.approx([PROBE_GAP_S] * 3)
+    assert retried == [pytest.approx(refused_at[0] + 0.05)]  # the moment a slot freed
 
 
 @pytest.mark.anyio
@@ -417,8 +425,9 @@ async def test_closed_loop_outlasts_a_per_minute_window_with_the_readme_policy()
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_closed_loop_slow_generations_reach_full_concurrency_in_one_round_trip() -> None:
     """No limits, 30 s per answer: slow start doubles what the server has
-    admitted, so the run takes about one round trip more than 64 / 16."""
+    admitted (each new level PROBE_GAP_S after the last send), so the run
+    takes about one round trip more than 64 / 16 (four without it)."""
     server = ModelServer(FakeClock(), latency_s=(30.0, 30.0))
     took, limiter = await closed_loop(server, 64)
-    assert took < (1 + 64 / 16) * 30.0 + 1.0
+    assert took < (1 + 64 / 16) * 30.0 + 16 * PROBE_GAP_S + 1.0
     assert limiter.parallel.allowed == 16 and server.refused == 0
