@@ -31,7 +31,7 @@ from .config import Params, Target
 from .credentials import ApiKey
 from .errors import EndpointError
 from .netguard import GuardedResolver, UnsafeEndpointError
-from .ratelimit import RateHeaders, read_headers
+from .ratehints import RateHeaders, read_headers
 from .retry import Failure, RealClock, call_with_retry
 from .suites.base import Prompt
 
@@ -133,6 +133,30 @@ def _excerpt(body: bytes, limit: int = 160) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
+class _ErrorBody(msgspec.Struct):
+    error: Any = None
+    message: Any = None
+    detail: Any = None
+
+
+def server_message(body: bytes, limit: int = 160) -> str:
+    """The server's own words from an error body: OpenAI's ``error.message``,
+    or ``error`` / ``message`` / ``detail`` as other servers put it; else a
+    short excerpt of the body."""
+    try:
+        parsed = msgspec.json.decode(body[:65536], type=_ErrorBody)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _excerpt(body, limit)
+    for value in (parsed.error, parsed.message, parsed.detail):
+        if isinstance(value, dict):
+            value = value.get("message") or value.get("msg")
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            value = value[0].get("msg") or value[0].get("message")
+        if isinstance(value, str) and value.strip():
+            return _excerpt(value.encode(), limit)
+    return _excerpt(body, limit)
+
+
 def request_body(target: Target, params: Params, prompt: Prompt, n: int) -> dict[str, Any]:
     """The JSON body of one generation request (pure)."""
     body: dict[str, Any] = {"model": target.model, "max_tokens": params.max_tokens}
@@ -204,6 +228,11 @@ class Client:
             with anyio.CancelScope(shield=True):
                 await session.close()
 
+    def _redact(self, text: str) -> str:
+        """A server may echo the key back; it never reaches a message."""
+        key = self._key.reveal() if self._key is not None else ""
+        return text.replace(key, "***") if len(key) >= 4 else text
+
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key is not None:
@@ -236,7 +265,8 @@ class Client:
                     failure = Failure(
                         kind="status", status=resp.status, retry_after_s=hints.retry_after_s
                     )
-                    raise fail(failure, f"HTTP {resp.status}: {_excerpt(data)}", hints)
+                    message = self._redact(server_message(data))
+                    raise fail(failure, f"HTTP {resp.status}: {message}", hints)
                 return data, hints
         except RequestError:
             raise
@@ -269,7 +299,7 @@ class Client:
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise RequestError(
                 Failure(kind="malformed"),
-                f"not a completion ({exc}): {_excerpt(data, 80)}",
+                f"not a completion ({exc}): {self._redact(_excerpt(data, 80))}",
                 problem_id=who[0],
                 sample_index=who[1],
                 attempt=who[2],
@@ -278,31 +308,42 @@ class Client:
         return Completion(choices=choices, usage=usage, hints=hints, latency_ms=latency_ms)
 
     async def check(self) -> list[str]:
-        """Control-plane check at start (GET {endpoint}/models), retried per
-        ``target.retries``. Returns the model ids listed (empty when the
-        server has no listing); raises a one-line EndpointError when the
-        endpoint is unreachable, rejects the key, or does not serve the model."""
-
-        async def attempt(n: int) -> tuple[bytes, RateHeaders]:
-            return await self._send("GET", "/models", None, ("<models>", 0, n))
-
-        result = await call_with_retry(
-            attempt, self.target.retries, failure_of, clock=RealClock(), rng=random.Random()
-        )
+        """Start-up check, before any sample is spent: ``GET {endpoint}/models``
+        and, when the server has no listing (404), one tiny real request
+        (one token). Both are retried per ``target.retries``. Returns the
+        model ids listed (empty without a listing). Raises a one-line
+        EndpointError quoting the server's message when the endpoint is
+        unreachable, rejects the key (401/403), refuses the probe with any
+        other 4xx (an unusable key or backend often answers 400), answers
+        404 to both (a base URL without ``/v1``), is not OpenAI-compatible,
+        or does not serve the model. A 429 means reachable: the run adapts."""
         where = f"endpoint {self.base}"
-        if result.value is None:
-            err = result.error
-            assert isinstance(err, RequestError)
-            status = err.failure.status
-            if status in (401, 403):
-                raise EndpointError(f"{where} rejected the credentials (HTTP {status})")
-            if status is not None and status < 500 and status != 429:
-                return []  # answers, but has no model listing: reachable is enough
-            raise EndpointError(
-                f"{where} unreachable after {result.attempts} attempt(s): {err.detail}"
-            )
+        listing = await self._probe("GET", "/models", None)
+        if isinstance(listing, RequestError):
+            status = listing.failure.status
+            if status != 404:
+                self._refuse(listing, where, "GET /models")
+                return []
+            path, body = self._tiny_request()
+            answer = await self._probe("POST", path, body)
+            if isinstance(answer, RequestError):
+                if answer.failure.status == 404:
+                    raise EndpointError(
+                        f"{where} answers 404 to /models and to {path} "
+                        f"({listing.detail}); is the base URL right (it usually ends in /v1)?"
+                    )
+                self._refuse(answer, where, f"a one-token test request ({path})")
+                return []
+            try:
+                parse_completion(self.target.api, answer)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                raise EndpointError(
+                    f"{where} is not an OpenAI-compatible endpoint: {path} answered "
+                    f"{_excerpt(answer, 80)}"
+                ) from None
+            return []
         try:
-            models = [m.id for m in _MODELS.decode(result.value[0]).data]
+            models = [m.id for m in _MODELS.decode(listing).data]
         except (msgspec.DecodeError, msgspec.ValidationError):
             return []
         model = self.target.model
@@ -310,3 +351,37 @@ class Client:
             shown = ", ".join(models[:5]) + (", ..." if len(models) > 5 else "")
             raise EndpointError(f"{where} does not serve model {model!r} (it lists: {shown})")
         return models
+
+    def _tiny_request(self) -> tuple[str, bytes]:
+        body: dict[str, Any] = {"model": self.target.model, "max_tokens": 1}
+        if self.target.api == "chat":
+            body["messages"] = [{"role": "user", "content": "ping"}]
+            return "/chat/completions", msgspec.json.encode(body)
+        body["prompt"] = "ping"
+        return "/completions", msgspec.json.encode(body)
+
+    async def _probe(self, method: str, path: str, body: bytes | None) -> bytes | RequestError:
+        async def attempt(n: int) -> bytes:
+            data, _ = await self._send(method, path, body, ("<start-up check>", 0, n))
+            return data
+
+        result = await call_with_retry(
+            attempt, self.target.retries, failure_of, clock=RealClock(), rng=random.Random()
+        )
+        if result.value is not None:
+            return result.value
+        assert isinstance(result.error, RequestError)
+        result.error.attempt = result.attempts
+        return result.error
+
+    @staticmethod
+    def _refuse(err: RequestError, where: str, what: str) -> None:
+        """Raise for a failed probe, unless a 429 (reachable, only busy)."""
+        status = err.failure.status
+        if status == 429:
+            return
+        if status in (401, 403):
+            raise EndpointError(f"{where} rejected the credentials ({err.detail})")
+        if status is not None and 400 <= status < 500:
+            raise EndpointError(f"{where} refused {what}: {err.detail}")
+        raise EndpointError(f"{where} unreachable after {err.attempt} attempt(s): {err.detail}")

@@ -31,12 +31,17 @@ class RetryConfig(Base, frozen=True):
     """First backoff; doubles per attempt."""
     backoff_max_s: float = 5.0
     """Cap on one backoff (a server's Retry-After may ask for longer)."""
+    rate_limit_patience_s: float = 120.0
+    """429s of an endpoint that still serves do not use up max_attempts; a
+    sample gives up on 429s only once nothing but 429 came back for this long."""
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be >= 1")
         if self.backoff_base_s < 0 or self.backoff_max_s < 0:
             raise ValueError("backoff times must be >= 0")
+        if self.rate_limit_patience_s < 0:
+            raise ValueError("rate_limit_patience_s must be >= 0")
 
 
 class RateLimit(Base, frozen=True):
@@ -45,9 +50,12 @@ class RateLimit(Base, frozen=True):
     rpm: float | None = None
     """Requests per minute (None: unknown, adapt to 429s)."""
     tpm: float | None = None
-    """Tokens per minute, reserved from prompt length plus max_tokens."""
+    """Tokens per minute (None: unknown, learned from 429s and headers)."""
+    tpm_counts: Literal["max_tokens", "usage"] = "max_tokens"
+    """How the server counts tpm: max_tokens (OpenAI: the larger of the prompt
+    estimate and max_tokens x n, when sent) or usage (the reported usage)."""
     max_concurrency: int = 16
-    """Upper bound on requests in flight; AIMD moves below it on 429s."""
+    """Upper bound on requests in flight; a parallel cap learned from 429s stays below it."""
 
 
 class Price(Base, frozen=True):

@@ -37,7 +37,9 @@ class GenerationUpdate(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     samples: int = 0
     """Samples generated so far."""
     concurrency: int = 0
-    """Requests currently allowed in flight (AIMD limit)."""
+    """Requests currently allowed in flight (learned parallel limit)."""
+    rate_rpm: float | None = None
+    """The pace requests are sent at, per minute (None: not paced)."""
 
 
 class RunFinished(msgspec.Struct, frozen=True, kw_only=True, tag=True):

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
+import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
 from .client import Client, Completion, RequestError, failure_of
@@ -46,8 +47,9 @@ from .credentials import ApiKey, resolve_credentials
 from .errors import ConfigError
 from .events import EventHook, GenerationUpdate
 from .netguard import check_endpoint
-from .ratelimit import RateLimiter, estimate_tokens
-from .retry import Attempted, Clock, RealClock, Retry, call_with_retry
+from .ratelimit import Outcome, RateLimiter, Stalled
+from .retry import Attempted, Clock, Failure, RealClock, Retry, call_with_retry
+from .tokenbudget import Ask, estimate_tokens
 from .types import Candidate, Dataset, Generation, InfraError, Problem
 
 if TYPE_CHECKING:
@@ -125,7 +127,7 @@ def sample_generations(
         if usage is not None and usage.completion_tokens is not None
         else [None] * k
     )
-    retries = split_evenly(result.attempts - 1, k)
+    retries = split_evenly(max(0, result.attempts - 1), k)
     limited = split_evenly(result.rate_limited, k)
     overhead = result.retry_overhead_s * 1000.0 / k
     return [
@@ -217,9 +219,15 @@ class Generator:
         seed = cfg.params.seed
         self.rng = random.Random(seed) if seed is not None else random.Random()
         self.n_ok = cfg.target.use_n
-        rl = cfg.target.rate_limit
+        rl, retry = cfg.target.rate_limit, cfg.params.retry
         self.limiter = RateLimiter(
-            self.clock, rpm=rl.rpm, tpm=rl.tpm, max_concurrency=rl.max_concurrency
+            self.clock,
+            rpm=rl.rpm,
+            tpm=rl.tpm,
+            tpm_counts=rl.tpm_counts,
+            max_concurrency=rl.max_concurrency,
+            patience_s=retry.rate_limit_patience_s if retry is not None else 120.0,
+            max_quiet_s=retry.backoff_max_s if retry is not None else 5.0,
         )
         self.done = 0
         self.in_flight = 0
@@ -237,7 +245,8 @@ class Generator:
                 retries=self.retries,
                 failed=self.failed,
                 samples=self.samples,
-                concurrency=self.limiter.aimd.allowed,
+                concurrency=self.limiter.parallel.allowed,
+                rate_rpm=self.limiter.rate_rpm,
             )
         )
 
@@ -269,89 +278,120 @@ class Generator:
         prompt: Prompt,
         indices: list[int],
     ) -> None:
-        from .run.contract import WorkItem
-
-        params = self.cfg.params
+        """One request for the samples ``indices`` of ``problem``, retried,
+        its samples (or their infra_error) handed on."""
         k = len(indices)
         text = (
             prompt.text
             if self.cfg.target.api == "completions"
             else "".join(m.get("content", "") for m in prompt.messages)
         )
-        tokens = estimate_tokens(text) + params.max_tokens * k
-        limiter = self.limiter
+        ask = Ask(prompt=estimate_tokens(text), max_tokens=self.cfg.params.max_tokens, n=k)
 
         async def attempt(number: int) -> Completion:
-            permit = await limiter.acquire(tokens)
-            self.in_flight += 1
-            self._update()
-            try:
-                comp = await client.generate(
-                    prompt, k, params, who=(problem.id, indices[0], number)
-                )
-            except RequestError as exc:
-                throttled = exc.failure.status == 429
-                self.rate_limited += throttled
-                limiter.release(permit, hints=exc.hints, throttled=throttled)
-                raise
-            except BaseException:
-                limiter.release(permit)
-                raise
-            finally:
-                self.in_flight -= 1
-                self.done += 1
-            used = None
-            if comp.usage is not None:
-                used = (comp.usage.prompt_tokens or 0) + (comp.usage.completion_tokens or 0)
-            limiter.release(permit, hints=comp.hints, used_tokens=used)
-            self._update()
-            return comp
+            who = (problem.id, indices[0], number)
+            return await self._attempt(client, prompt, k, ask, who)
 
         started = time.time()
         result = await call_with_retry(
             attempt,
-            params.retry,
+            self.cfg.params.retry,
             failure_of,
             clock=self.clock,
             rng=self.rng,
             on_retry=self._on_retry,
         )
         finished = time.time()
-        comp = result.value
-        if comp is None:
+        got = await self._hand_on(window, problem, indices, result, started, finished)
+        # The window still holds the missing samples' places: ask for each.
+        for j in range(got, k):
+            tg.start_soon(self._request, tg, client, window, problem, prompt, [indices[j]])
+
+    async def _attempt(
+        self, client: Client, prompt: Prompt, k: int, ask: Ask, who: tuple[str, int, int]
+    ) -> Completion:
+        """One attempt under the limiter, which learns from how it went; a
+        429 carries the limiter's reading of it to the retry decision."""
+        limiter = self.limiter
+        try:
+            permit = await limiter.acquire(ask)
+        except Stalled as exc:
+            raise RequestError(
+                Failure(kind="stalled"),
+                str(exc),
+                problem_id=who[0],
+                sample_index=who[1],
+                attempt=who[2],
+            ) from None
+        self.in_flight += 1
+        self._update()
+        try:
+            comp = await client.generate(prompt, k, self.cfg.params, who=who)
+        except RequestError as exc:
+            throttled = exc.failure.status == 429
+            self.rate_limited += throttled
+            outcome: Outcome = "throttled" if throttled else "failed"
+            reading = limiter.release(permit, outcome, hints=exc.hints)
+            if reading is not None:
+                exc.failure = msgspec.structs.replace(exc.failure, throttle=reading)
+            raise
+        except BaseException:
+            limiter.release(permit)
+            raise
+        finally:
+            self.in_flight -= 1
+            self.done += 1
+        usage = comp.usage
+        limiter.release(
+            permit,
+            "ok",
+            hints=comp.hints,
+            used_tokens=(usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
+            if usage is not None
+            else None,
+            completion_tokens=usage.completion_tokens if usage is not None else None,
+        )
+        self._update()
+        return comp
+
+    async def _hand_on(
+        self,
+        window: Window,
+        problem: Problem,
+        indices: list[int],
+        result: Attempted[Completion],
+        started: float,
+        finished: float,
+    ) -> int:
+        """Hand on what one request produced: its choices or, when generation
+        gave up, an infra_error per sample, each with its accounting. Returns
+        how many samples it settled (fewer choices than asked: the server
+        ignores ``n``, so ask one at a time from now on)."""
+        from .run.contract import WorkItem
+
+        k = len(indices)
+        verdict: InfraError | None = None
+        if result.value is None:
             err, decision = result.error, result.decision
             assert isinstance(err, RequestError) and decision is not None
-            self.failed += k
-            self._update()
-            gens = sample_generations(result, [""] * k, started, finished)
             verdict = InfraError(
                 reason=f"{err} ({decision.reason})", cause=f"generation:{decision.cause}"
             )
-            for j in range(k):
-                cand = Candidate(
-                    problem_id=problem.id,
-                    sample_index=indices[j],
-                    raw="",
-                    text="",
-                    generation=gens[j],
-                )
-                await window.hand_on(WorkItem(candidate=cand, verdict=verdict))
-            return
-        choices = comp.choices[:k]
-        if len(choices) < k:
-            self.n_ok = False  # the server ignores n: ask one at a time from now on
-        gens = sample_generations(result, [c.text for c in choices], started, finished)
-        for j, choice in enumerate(choices):
+            texts = [""] * k
+            self.failed += k
+        else:
+            texts = [c.text for c in result.value.choices[:k]]
+            self.n_ok = self.n_ok and len(texts) == k
+        gens = sample_generations(result, texts, started, finished)
+        for j, raw in enumerate(texts):
             cand = Candidate(
                 problem_id=problem.id,
                 sample_index=indices[j],
-                raw=choice.text,
-                text=self.suite.unwrap(problem, choice.text),
+                raw=raw,
+                text=self.suite.unwrap(problem, raw) if verdict is None else "",
                 generation=gens[j],
             )
-            self.samples += 1
-            await window.hand_on(WorkItem(candidate=cand))
+            self.samples += verdict is None
+            await window.hand_on(WorkItem(candidate=cand, verdict=verdict))
         self._update()
-        # The window still holds the missing samples' places: ask for each.
-        for j in range(len(choices), k):
-            tg.start_soon(self._request, tg, client, window, problem, prompt, [indices[j]])
+        return len(texts)

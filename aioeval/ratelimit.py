@@ -1,302 +1,302 @@
-"""Client-side rate limiting: stay under a hosted API's limits instead of
-bouncing off them.
+"""Client-side rate limiting: learn an endpoint's limits and stay just under them.
 
-Three mechanisms, each with its arithmetic kept pure:
+Rate limits are on request and token *rates*, parallel caps on requests in
+flight, and they are learned separately, each by a piece of pure arithmetic
+that takes the time as an argument:
 
-- Proactive buckets (`Bucket`): requests per minute, and tokens per minute
-  reserved before a request from the prompt's length plus ``max_tokens`` x n,
-  then reconciled from the response's usage (unused tokens are refunded; an
-  overrun becomes debt that delays later requests). The request bucket holds
-  about one request, so requests are spaced evenly at 60/rpm seconds rather
-  than sent in a burst that a server enforcing a rolling window would refuse.
-- Server hints (`read_headers`, `pause_for`): ``Retry-After`` (seconds or an
-  HTTP date; ``retry-after-ms`` when present), and the
-  ``x-ratelimit-remaining-*`` / ``x-ratelimit-reset-*`` headers: when a
-  budget reaches zero, everyone pauses until it resets.
-- AIMD concurrency (`Aimd`): +1/limit per success, halved on a 429, at most
-  once per round trip, so a limit that was not configured is found by probing.
+- `pace.Pace`: even spacing at the lowest of the configured ``rpm``, the
+  limit the headers state, and the rate `pace.RateLearner` estimates from
+  429s (it brackets the allowed rate between the refused pace and a lower
+  bound from the requests accepted between 429s, and remembers the level
+  where 429s began so probing above it is rare);
+- `parallel.ParallelCap`: a parallel cap, read from a 429 that came with more
+  in flight than ever worked; such a 429 pauses nobody, and its request is
+  retried at the next free slot whatever ``Retry-After`` says;
+- `tokenbudget.TokenBudget`: tpm counted as the server counts it.
 
-aiolimiter's leaky bucket does the first job on a plain event loop, but it
-cannot refund a reservation and reads the loop's own clock; the buckets here
-are small and take their time from a `Clock`, so tests run in virtual time.
+`RateLimiter` ties them to a `Clock`. On a rate 429 every sender pauses
+together until the server's hint (plus a small margin) or, without a hint,
+one interval at the lowered pace, doubled while the endpoint keeps refusing
+(at most ``max_quiet_s``); then a single request probes, and the rest
+follow at the pace once it succeeds, so no herd is released at once. An
+endpoint that has answered nothing but 429 for ``patience_s`` is stalled:
+`acquire` raises `Stalled` instead of queueing more requests.
+
+aiolimiter's leaky bucket cannot refund a reservation and reads the loop's
+own clock; the buckets here are small and take their time from a `Clock`,
+so tests run in virtual time.
 """
 
 from __future__ import annotations
 
-import email.utils
 import math
-import re
-from collections.abc import Mapping
+from typing import Literal
 
 import anyio
 import msgspec
 
+from .pace import HINT_MARGIN, Pace
+from .parallel import ParallelCap
+from .ratehints import RateHeaders, pause_for
 from .retry import Clock
+from .tokenbudget import Ask, TokenBudget, TpmCounts
 
-REQUEST_BURST = 1.25
-"""Request bucket capacity: one request plus a quarter interval of slack, so
-timer overshoot is not lost (the shortest gap is 3/4 of 60/rpm, after idling)."""
+PAUSE_MARGIN = (0.02, 0.02)
+"""A server's pause is extended by 20 ms plus 2%, so a probe does not land early."""
+ADMITTED_AFTER_S = 0.02
+"""A request in flight longer than this (and than twice the slowest 429
+seen) has been admitted by the server."""
+PROBE_GAP_S = 0.1
+"""Unpaced, a new parallelism is tried this long after the last send."""
+FIRST_QUIET_S = 0.1
+"""A hint-less 429 with no pace yet pauses this long first (then doubles)."""
+EPSILON_S = 1e-6
+"""Shorter waits are rounding error (a virtual clock would never pass them)."""
 
-CHARS_PER_TOKEN = 4
-"""Prompt tokens are estimated as characters / 4 (rounded up) for reservations."""
-
-
-def estimate_tokens(text: str) -> int:
-    return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
-
-
-# ---------------------------------------------------------------- headers
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-
-
-def parse_duration(value: str) -> float | None:
-    """Seconds from ``"20ms"``, ``"1s"``, ``"6m0s"``, ``"1h2m3.5s"`` or a bare number."""
-    value = value.strip().lower()
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        pass
-    else:
-        return seconds if seconds >= 0 and math.isfinite(seconds) else None
-    pos, total = 0, 0.0
-    scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    for m in _DURATION.finditer(value):
-        if m.start() != pos:
-            return None
-        total += float(m.group(1)) * scale[m.group(2)]
-        pos = m.end()
-    return total if pos == len(value) and pos > 0 else None
+Throttle = Literal["rate", "concurrency"]
+Outcome = Literal["ok", "throttled", "failed"]
 
 
-def parse_retry_after(value: str, now_unix: float) -> float | None:
-    """Seconds to wait from a Retry-After value: delay-seconds or an HTTP date."""
-    seconds = parse_duration(value)
-    if seconds is not None:
-        return seconds
-    try:
-        when = email.utils.parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - now_unix)
-
-
-class RateHeaders(msgspec.Struct, frozen=True, kw_only=True):
-    """The rate-limit hints of one response."""
-
-    retry_after_s: float | None = None
-    remaining_requests: int | None = None
-    remaining_tokens: int | None = None
-    reset_requests_s: float | None = None
-    reset_tokens_s: float | None = None
-
-
-def _int(value: str | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(float(value.strip()))
-    except ValueError:
-        return None
-
-
-def read_headers(headers: Mapping[str, str], now_unix: float) -> RateHeaders:
-    """Extract rate hints; unknown or malformed values are ignored.
-    ``headers`` must be case-insensitive (aiohttp's are)."""
-    retry_after: float | None = None
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        ms_value = parse_duration(ms)
-        retry_after = ms_value / 1000.0 if ms_value is not None else None
-    if retry_after is None and (ra := headers.get("retry-after")) is not None:
-        retry_after = parse_retry_after(ra, now_unix)
-
-    def dur(name: str) -> float | None:
-        raw = headers.get(name)
-        return parse_duration(raw) if raw is not None else None
-
-    return RateHeaders(
-        retry_after_s=retry_after,
-        remaining_requests=_int(headers.get("x-ratelimit-remaining-requests")),
-        remaining_tokens=_int(headers.get("x-ratelimit-remaining-tokens")),
-        reset_requests_s=dur("x-ratelimit-reset-requests"),
-        reset_tokens_s=dur("x-ratelimit-reset-tokens"),
-    )
-
-
-def pause_for(hints: RateHeaders, throttled: bool) -> float | None:
-    """How long every request should hold off after a response, if at all.
-
-    A 429 pauses for Retry-After (else the relevant reset time); a success
-    whose remaining budget is zero pauses until that budget resets.
-    """
-    resets = []
-    if hints.remaining_requests == 0 and hints.reset_requests_s is not None:
-        resets.append(hints.reset_requests_s)
-    if hints.remaining_tokens == 0 and hints.reset_tokens_s is not None:
-        resets.append(hints.reset_tokens_s)
-    if throttled:
-        if hints.retry_after_s is not None:
-            return hints.retry_after_s
-        known = [s for s in (hints.reset_requests_s, hints.reset_tokens_s) if s is not None]
-        return max(resets or known or [0.0]) or None
-    return max(resets) if resets else None
-
-
-# ---------------------------------------------------------------- arithmetic
-
-
-class Bucket:
-    """A token bucket refilled continuously at ``rate`` per second up to
-    ``capacity``. Pure: every method takes the time. Its level may go
-    negative (debt) when a reservation is reconciled upwards."""
-
-    def __init__(
-        self, rate: float, capacity: float, now: float, level: float | None = None
-    ) -> None:
-        if rate <= 0 or capacity <= 0:
-            raise ValueError("bucket rate and capacity must be > 0")
-        self.rate = rate
-        self.capacity = capacity
-        self.level = capacity if level is None else min(level, capacity)
-        self.updated = now
-
-    def _refill(self, now: float) -> None:
-        if now > self.updated:
-            self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
-            self.updated = now
-
-    def wait_s(self, amount: float, now: float) -> float:
-        """Seconds until ``amount`` can be taken (amounts above capacity need
-        a full bucket and leave debt)."""
-        self._refill(now)
-        need = min(amount, self.capacity)
-        return 0.0 if self.level >= need else (need - self.level) / self.rate
-
-    def take(self, amount: float, now: float) -> None:
-        self._refill(now)
-        self.level -= amount
-
-    def give(self, amount: float, now: float) -> None:
-        """Refund (or, negative, charge) after the real cost is known."""
-        self._refill(now)
-        self.level = min(self.capacity, self.level + amount)
-
-
-class Aimd:
-    """Additive-increase / multiplicative-decrease concurrency limit.
-
-    A burst of 429s caused by one over-eager window halves the limit once:
-    throttles of requests that started before the last decrease are ignored.
-    """
-
-    def __init__(self, ceiling: int, start: float | None = None, floor: float = 1.0) -> None:
-        self.ceiling = float(max(1, ceiling))
-        self.floor = floor
-        self.limit = min(self.ceiling, start if start is not None else self.ceiling)
-        self.decreased_at = -math.inf
-        self.decreases = 0
-
-    @property
-    def allowed(self) -> int:
-        return max(1, int(self.limit))
-
-    def on_success(self) -> None:
-        self.limit = min(self.ceiling, self.limit + 1.0 / self.limit)
-
-    def on_throttle(self, started_at: float, now: float) -> bool:
-        """Halve the limit; returns False when this 429 was already reacted to."""
-        if started_at < self.decreased_at:
-            return False
-        self.limit = max(self.floor, self.limit / 2.0)
-        self.decreased_at = now
-        self.decreases += 1
-        return True
-
-
-# ---------------------------------------------------------------- async part
+class Stalled(Exception):
+    """The endpoint has answered nothing but 429 for ``patience_s``."""
 
 
 class Permit(msgspec.Struct, kw_only=True):
-    """One admitted request: when it started and what it reserved."""
+    """One admitted request."""
 
+    id: int
     started_at: float
-    tokens: int
+    parallel: int
+    """Requests in flight when it was sent, itself included."""
+    tokens: int = 0
+    """Tokens reserved or charged for it."""
+    n: int = 1
+    probe: bool = False
 
 
 class RateLimiter:
-    """Admits requests under rpm, tpm, a pause from server hints, and the
-    AIMD concurrency limit. Use ``permit = await acquire(tokens)`` then
-    exactly one ``release(permit, ...)``."""
+    """Admits requests under the pace, the token budget, a shared pause and
+    the parallel limit. Use ``permit = await acquire(ask)`` then exactly one
+    ``release(permit, outcome, ...)``, which says how a 429 was read."""
 
     def __init__(
         self,
         clock: Clock,
         *,
-        rpm: float | None,
-        tpm: float | None,
-        max_concurrency: int,
-        adaptive: bool = True,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        tpm_counts: TpmCounts = "max_tokens",
+        max_concurrency: int = 16,
+        patience_s: float = 120.0,
+        max_quiet_s: float = 5.0,
     ) -> None:
         self.clock = clock
         now = clock.now()
-        self.requests = Bucket(rpm / 60.0, REQUEST_BURST, now, level=1.0) if rpm else None
-        self.tokens = Bucket(tpm / 60.0, max(tpm / 10.0, 1.0), now) if tpm else None
-        self.aimd = Aimd(max_concurrency)
-        self.adaptive = adaptive
+        self.pace = Pace(now, rpm)
+        self.tokens = TokenBudget(tpm, tpm_counts, now) if tpm else None
+        # Slow start only when nothing says how fast to go.
+        self.parallel = ParallelCap(max_concurrency, slow_start=not rpm)
+        self.patience_s = patience_s
+        self.max_quiet_s = max_quiet_s
         self.in_flight = 0
         self.paused_until = -math.inf
+        self.quiet_s = 0.0
+        self.probing = False
+        self.probe_out = False
         self.throttled = 0
+        self.parallel_429s = 0
+        self.refused_since: float | None = None
+        """First rate 429 since the last success."""
+        self.refusal_rtt_s = 0.0
+        """The slowest 429 answer seen."""
+        self.out: dict[int, Permit] = {}
+        self._ids = 0
         self._changed = anyio.Event()
+
+    @property
+    def rate_rpm(self) -> float | None:
+        """The pace now, in requests per minute (None: not paced)."""
+        rate = self.pace.rate(self.clock.now())
+        return None if rate is None else rate * 60.0
 
     def _notify(self) -> None:
         self._changed.set()
         self._changed = anyio.Event()
 
-    async def acquire(self, tokens: int) -> Permit:
+    def stalled(self, now: float) -> bool:
+        return self.refused_since is not None and now - self.refused_since >= self.patience_s
+
+    async def acquire(self, ask: Ask | int) -> Permit:
+        if isinstance(ask, int):
+            ask = Ask(prompt=ask, max_tokens=0)
         while True:
-            if self.in_flight >= self.aimd.allowed:
-                await self._changed.wait()
-                continue
             now = self.clock.now()
-            wait = self.paused_until - now
-            if self.requests is not None:
-                wait = max(wait, self.requests.wait_s(1, now))
-            if self.tokens is not None:
-                wait = max(wait, self.tokens.wait_s(tokens, now))
-            if wait > 0:
-                await self.clock.sleep(wait)
+            if self.stalled(now):
+                raise Stalled(f"the endpoint has answered only 429 for {self.patience_s:.0f} s")
+            self._grow(now)
+            if self.in_flight >= self.parallel.allowed or (self.probing and self.probe_out):
+                admitted_in = self._until_admitted(now)
+                if admitted_in is None:
+                    await self._changed.wait()
+                else:
+                    await self.clock.wait(self._changed, admitted_in)
                 continue
-            if self.requests is not None:
-                self.requests.take(1, now)
+            cost = self.tokens.cost(ask) if self.tokens is not None else 0
+            wait = max(self.paused_until - now, self.pace.wait_s(now), self._probe_wait(now))
             if self.tokens is not None:
-                self.tokens.take(tokens, now)
+                wait = max(wait, self.tokens.wait_s(cost, now))
+            if wait > EPSILON_S:
+                await self.clock.wait(self._changed, wait)
+                continue
+            self.pace.take(now)
+            if self.tokens is not None:
+                self.tokens.take(cost, now)
             self.in_flight += 1
-            return Permit(started_at=now, tokens=tokens)
+            probe = self.probing
+            self.probe_out = self.probe_out or probe
+            self._ids += 1
+            permit = Permit(
+                id=self._ids,
+                started_at=now,
+                parallel=self.in_flight,
+                tokens=cost,
+                n=ask.n,
+                probe=probe,
+            )
+            self.out[permit.id] = permit
+            return permit
 
     def release(
         self,
         permit: Permit,
+        outcome: Outcome = "failed",
         *,
         hints: RateHeaders | None = None,
-        throttled: bool = False,
         used_tokens: int | None = None,
-    ) -> None:
+        completion_tokens: int | None = None,
+    ) -> Throttle | None:
+        """Account for a finished request; for a 429, say how it was read."""
         now = self.clock.now()
+        hints = hints or RateHeaders()
         self.in_flight -= 1
-        if self.tokens is not None and used_tokens is not None:
-            self.tokens.give(permit.tokens - used_tokens, now)
-        if throttled:
-            self.throttled += 1
-            if self.adaptive:
-                self.aimd.on_throttle(permit.started_at, now)
-        elif self.adaptive:
-            self.aimd.on_success()
-        pause = pause_for(hints or RateHeaders(), throttled)
-        if pause is not None and pause > 0:
+        self.out.pop(permit.id, None)
+        if permit.probe:
+            self.probe_out = False
+        self._read_limits(hints, now, now - permit.started_at)
+        verdict: Throttle | None = None
+        if outcome == "ok":
+            self._on_success(permit, now, used_tokens, completion_tokens)
+        elif outcome == "throttled":
+            verdict = self._on_429(permit, now, hints)
+        else:
+            if self.tokens is not None:
+                self.tokens.failed(permit.tokens, now)
+            if permit.probe:
+                self.probing = False  # not refused: let the others go
+        pause = pause_for(hints, throttled=False)
+        if pause:
             self.paused_until = max(self.paused_until, now + pause)
         self._notify()
+        return verdict
+
+    def _on_success(
+        self, permit: Permit, now: float, used: int | None, completion: int | None
+    ) -> None:
+        self.pace.learner.on_success(permit.started_at, now)
+        self.parallel.on_success(permit.parallel)
+        if self.tokens is not None:
+            self.tokens.settle(
+                permit.tokens,
+                now,
+                used=used,
+                completion=completion,
+                n=permit.n,
+                took_s=now - permit.started_at,
+            )
+        self.probing = False
+        self.quiet_s = 0.0
+        self.refused_since = None
+
+    def _on_429(self, permit: Permit, now: float, hints: RateHeaders) -> Throttle:
+        self.throttled += 1
+        self.refusal_rtt_s = max(self.refusal_rtt_s, now - permit.started_at)
+        if self.tokens is not None:
+            self.tokens.refused(permit.tokens, now)
+        if self.parallel.is_parallel_429(permit.parallel, self._admitted(now), hints):
+            paced = self.pace.rate(permit.started_at) is not None
+            self.parallel.on_parallel_429(permit.parallel, permit.started_at, now, paced=paced)
+            self.parallel_429s += 1
+            return "concurrency"
+        lowered = self.pace.on_throttle(permit.started_at, now)
+        self.parallel.on_rate_429(paced=self.pace.rate(now) is not None)
+        if self.refused_since is None:
+            self.refused_since = now
+        hinted = pause_for(hints, throttled=True)
+        if hinted is not None:
+            pause = hinted * (1.0 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
+        else:
+            rate = self.pace.rate(now)
+            interval = 1.0 / rate if rate else FIRST_QUIET_S
+            if lowered or not self.quiet_s:
+                self.quiet_s = interval
+            elif permit.probe:  # refused again: wait longer before the next probe
+                self.quiet_s = min(2.0 * self.quiet_s, max(self.max_quiet_s, interval))
+            pause = self.quiet_s
+        self.paused_until = max(self.paused_until, now + min(pause, self.patience_s))
+        self.probing = True
+        return "rate"
+
+    def _probe_wait(self, now: float) -> float:
+        """A send that reaches a parallelism never seen to work (above a
+        learned cap, or new in slow start) is a probe: it goes PROBE_GAP_S
+        (or one interval at the pace) after the last send, never in a burst,
+        so a refusal means a cap and not a short burst refused, and comes
+        back before the next level is tried."""
+        works = self.parallel.works
+        if self.in_flight < works or not self.pace.sent:
+            return 0.0
+        rate = self.pace.rate(now)
+        return self.pace.sent[-1] + (1.0 / rate if rate else PROBE_GAP_S) - now
+
+    def _admitted_after_s(self) -> float:
+        return max(ADMITTED_AFTER_S, 2.0 * self.refusal_rtt_s)
+
+    def _admitted(self, now: float) -> int:
+        """The most in flight when a request still running was sent, among
+        those running longer than a 429 takes to come back (so admitted)."""
+        after = self._admitted_after_s()
+        level = max(
+            (p.parallel for p in self.out.values() if now - p.started_at > after), default=0
+        )
+        self.parallel.saw_admitted(level)
+        return level
+
+    def _grow(self, now: float) -> None:
+        self._admitted(now)
+        if self.parallel.slow_start:
+            after = self._admitted_after_s()
+            self.parallel.on_admitted(sum(now - p.started_at > after for p in self.out.values()))
+
+    def _until_admitted(self, now: float) -> float | None:
+        """In slow start, when the next request in flight counts as admitted."""
+        if not self.parallel.slow_start or self.parallel.peak_ok == 0:
+            return None
+        after = self._admitted_after_s()
+        ages = [now - p.started_at for p in self.out.values() if now - p.started_at <= after]
+        return after - max(ages) + EPSILON_S if ages else None
+
+    def _read_limits(self, hints: RateHeaders, now: float, age_s: float) -> None:
+        """Limits the headers state: a request limit caps the pace; a token
+        limit, when none was configured, becomes a token budget of its own
+        (counted on usage, an upper bound whichever way the server counts:
+        one that counts max_tokens refuses a few requests, and the pace
+        learned from those takes over), kept no fuller than the server says."""
+        if (limit := hints.limit_requests) is not None and limit > 0:
+            self.pace.hinted = limit / 60.0
+        if (limit := hints.limit_tokens) is not None and limit > 0:
+            if self.tokens is None:
+                self.tokens = TokenBudget(HINT_MARGIN * limit, "usage", now, hinted=True)
+            elif self.tokens.hinted:
+                self.tokens.set_tpm(HINT_MARGIN * limit, now)
+        if (left := hints.remaining_tokens) is not None and self.tokens and self.tokens.hinted:
+            self.tokens.sync(left, now, age_s)

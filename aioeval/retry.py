@@ -9,6 +9,13 @@ full jitter (a uniform draw in ``[0, min(cap, base * 2**(attempt-1))]``), so
 many clients that failed together do not come back together; a server's
 ``Retry-After`` is a floor on the wait.
 
+A 429 that the rate limiter read as a throttle of an endpoint that is still
+serving (``Failure.throttle``) does not use up ``max_attempts``: the limiter
+paces and pauses every sender, so the sample is simply tried again when its
+turn comes (at once for a parallel cap: a slot frees within milliseconds).
+Only an endpoint that answers nothing but 429 for
+``params.retry.rate_limit_patience_s`` ends a sample on 429s (``stalled``).
+
 `call_with_retry` is the loop around an attempt function. It keeps the
 accounting that results.jsonl reports (attempts, retry overhead, 429s seen)
 and waits on a `Clock`, so tests drive it with `FakeClock` in virtual time.
@@ -16,6 +23,7 @@ and waits on a `Clock`, so tests drive it with `FakeClock` in virtual time.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 import random
@@ -34,7 +42,7 @@ T = TypeVar("T")
 MAX_RETRY_AFTER_S = 300.0
 """A server asking for a longer pause than this is treated as a refusal."""
 
-FailureKind = Literal["status", "timeout", "connection", "malformed", "refused"]
+FailureKind = Literal["status", "timeout", "connection", "malformed", "refused", "stalled"]
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,12 +53,18 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True):
     """HTTP status when ``kind == "status"``."""
     retry_after_s: float | None = None
     """The server's requested pause (Retry-After), if it gave one."""
+    throttle: Literal["rate", "concurrency"] | None = None
+    """For a 429: how the rate limiter read it (None: not read, counts as
+    an attempt like any failure)."""
 
     @property
     def cause(self) -> str:
-        """Short label used in infra_error causes: ``429``, ``503``, ``timeout``."""
+        """Short label used in infra_error causes: ``429``, ``503``, ``timeout``
+        (``429`` too when the endpoint stalled on 429s)."""
         if self.kind == "status":
             return str(self.status)
+        if self.kind == "stalled":
+            return "429"
         return self.kind
 
 
@@ -84,15 +98,31 @@ def backoff_s(attempt: int, base_s: float, cap_s: float, draw: float) -> float:
 
 
 def should_retry(
-    failure: Failure, attempt: int, policy: RetryConfig | None, draw: float
+    failure: Failure,
+    attempt: int,
+    policy: RetryConfig | None,
+    draw: float,
+    *,
+    counted: int | None = None,
 ) -> Decision:
-    """Decide after attempt number ``attempt`` (1-based) failed with ``failure``."""
+    """Decide after attempt number ``attempt`` (1-based) failed with
+    ``failure``; ``counted`` of the attempts use up ``max_attempts`` (all of
+    them unless given: throttles of a serving endpoint do not)."""
     cause = failure.cause
     if policy is None:
         return GiveUp(cause=cause, reason="retries are off (params.retry)")
+    if failure.kind == "stalled":
+        return GiveUp(
+            cause=cause,
+            reason=f"not sent: the endpoint answered only 429 for "
+            f"{policy.rate_limit_patience_s:.0f} s (params.retry.rate_limit_patience_s)",
+        )
     if not is_retryable(failure):
         return GiveUp(cause=cause, reason="not retryable")
-    if attempt >= policy.max_attempts:
+    if failure.throttle == "concurrency":
+        return Retry(delay_s=0.0, cause=cause)  # the limiter waits for a free slot
+    used = attempt if counted is None else counted
+    if failure.throttle is None and used >= policy.max_attempts:
         return GiveUp(cause=cause, reason=f"gave up after {attempt} attempts")
     delay = backoff_s(attempt, policy.backoff_base_s, policy.backoff_max_s, draw)
     if failure.retry_after_s is not None:
@@ -109,6 +139,10 @@ class Clock(Protocol):
 
     async def sleep(self, seconds: float) -> None: ...
 
+    async def wait(self, event: anyio.Event, seconds: float) -> None:
+        """Until ``event`` is set or ``seconds`` have passed, whichever is first."""
+        ...
+
 
 class RealClock:
     def now(self) -> float:
@@ -116,6 +150,10 @@ class RealClock:
 
     async def sleep(self, seconds: float) -> None:
         await anyio.sleep(max(seconds, 0.0))
+
+    async def wait(self, event: anyio.Event, seconds: float) -> None:
+        with anyio.move_on_after(max(seconds, 0.0)):
+            await event.wait()
 
 
 class FakeClock:
@@ -140,6 +178,17 @@ class FakeClock:
         heapq.heappush(self._sleepers, (self._now + seconds, next(self._seq), event))
         await event.wait()
 
+    async def wait(self, event: anyio.Event, seconds: float) -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def timer() -> None:
+                await self.sleep(seconds)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(timer)
+            await event.wait()
+            tg.cancel_scope.cancel()
+
     def advance(self, seconds: float) -> None:
         self._now += seconds
         while self._sleepers and self._sleepers[0][0] <= self._now:
@@ -148,11 +197,32 @@ class FakeClock:
     async def autojump(self) -> None:
         """Forever: once all other tasks are blocked, jump to the next deadline."""
         while True:
-            await anyio.wait_all_tasks_blocked()
+            await _all_tasks_blocked()
             if self._sleepers:
                 self.advance(max(self._sleepers[0][0] - self._now, 0.0))
             else:
                 await anyio.sleep(0)
+
+
+async def _all_tasks_blocked() -> None:
+    """`anyio.wait_all_tasks_blocked`, minus the 0.1 s real sleep it polls
+    with on asyncio (a simulated minute would take real minutes): yield to
+    the loop until every other task waits on a future."""
+    try:
+        this = asyncio.current_task()
+    except RuntimeError:
+        this = None
+    if this is None:  # not on asyncio: the backend's own check is exact
+        await anyio.wait_all_tasks_blocked()
+        return
+    while True:
+        await asyncio.sleep(0)
+        for task in asyncio.all_tasks():
+            waiter = getattr(task, "_fut_waiter", None)
+            if task is not this and (waiter is None or waiter.done()):
+                break
+        else:
+            return
 
 
 class Attempted(msgspec.Struct, Generic[T], kw_only=True):
@@ -186,6 +256,7 @@ async def call_with_retry(
     draw = (rng or random.Random()).random
     first: float | None = None
     attempt = 0
+    counted = 0
     limited = 0
     while True:
         attempt += 1
@@ -199,12 +270,13 @@ async def call_with_retry(
             if failure is None:
                 raise
             limited += failure.kind == "status" and failure.status == 429
-            decision = should_retry(failure, attempt, policy, draw())
+            counted += failure.throttle is None
+            decision = should_retry(failure, attempt, policy, draw(), counted=counted)
             if isinstance(decision, GiveUp):
                 return Attempted(
                     error=exc,
                     decision=decision,
-                    attempts=attempt,
+                    attempts=attempt - (failure.kind == "stalled"),  # that one was never sent
                     retry_overhead_s=started - first,
                     rate_limited=limited,
                 )

@@ -1,31 +1,47 @@
-"""Endpoint path: rate-limit adherence and generation/execution overlap.
+"""Endpoint path: rate-limit adherence, limits learned, faults survived, and
+generation/execution overlap, against the fake OpenAI server
+(aioeval.fake_openai) on 127.0.0.1. Generation-only cases use a no-op
+sandbox, so the figures are the generation stage's alone.
 
-Against the fake OpenAI server (aioeval.fake_openai) enforcing R requests
-per minute with a token bucket (one second's worth of burst) and a random
-latency per request:
+Cases (``--only`` picks some; all by default):
 
-- configured: ``target.rate_limit.rpm = R``. Reported: accepted requests per
-  minute / R (measured at the server, between the first and the last
-  accepted request) and the number of 429s. Target: >= 0.95 and zero 429s.
-- adaptive: no rpm configured (max_concurrency 16, retries on); the client
-  only has 429s, Retry-After and the x-ratelimit headers to go by.
-  Reported the same way.
-- overlap: a full HumanEval run (164 problems, canonical answers from the
-  fake server, n samples each, one request per sample, dedup off) against
-  the same run with a no-op sandbox (generation only)
-  and the same candidates scored without a model (execution only, `score`
-  path). The fake's rpm is chosen so both stages take about as long (the
-  worst case for overlap); the ideal full/slower ratio is 1, a pipeline
-  without overlap gets full/sum = 1.
+- ``configured``: ``target.rate_limit.rpm = R`` (one second's burst at the
+  server). Reported: accepted requests per minute / R, measured at the
+  server between the first and the last accepted request, and the 429s.
+  Target: >= 0.999 and zero 429s.
+- ``matrix`` (the limit unknown to the client: no ``target.rate_limit``):
+  240 and 600 rpm, burst 2, 150-450 ms latency, in each header dialect the
+  fake speaks (``openai``, ``gateway``, ``none``: see fake_openai); a
+  parallel cap of 4 answered with ``Retry-After: 60``, timed against a run
+  told ``max_concurrency: 4``; a tpm limit metered on usage (openai and
+  none dialects). Target: >= 0.95 of the allowed rate, <= 2% of requests
+  answered 429; the parallel cap at most 2x the told run's time.
+- ``tpm``: ``tpm`` configured with ``tpm_counts: usage`` against the same
+  usage-metered server. Target: >= 0.9 of its limit. (The token rate is
+  tokens reported in usage over the time from the first accepted request
+  to the last answer, less the server's one-second burst.)
+- ``faults``: 5xx every 7th request and a dropped connection every 11th,
+  900 rpm (burst 2) unknown to the client, with OpenAI headers and with
+  none (bare 429s), README retry policy with ``max_attempts: 8``, repeated
+  ``--reps`` times each. Target: no sample ever ends as infra_error.
+- ``overlap``: a full HumanEval run (164 problems, canonical answers from
+  the fake server, n samples each, one request per sample, dedup off)
+  against the same run with a no-op sandbox (generation only) and the same
+  candidates scored without a model (execution only). The fake's rpm is
+  chosen so both stages take about as long (the worst case for overlap);
+  the ideal full/slower ratio is 1, a pipeline without overlap gets
+  full/sum = 1.
 
 Every figure is measured in this run; nothing is compared against a stored
-number. Prints one JSON line. Runtime about a minute.
+number. Prints one JSON line (with the load average before and after).
+Runtime about ten minutes for everything.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -44,6 +60,8 @@ from aioeval.suites.human_eval import load_problems
 from aioeval.types import Summary
 
 PROBLEMS = load_problems()
+LATENCY = (0.15, 0.45)
+README_RETRY = {"max_attempts": 4, "backoff_base_s": 0.2, "backoff_max_s": 5.0}
 
 
 class NoopPool:
@@ -67,58 +85,162 @@ def endpoint_config(url: str, **over: Any) -> Any:
     return decode_config({"target": target, "params": params})
 
 
-class ServerClock:
-    """Timestamps of accepted requests, read from the fake server."""
-
-    def __init__(self, fake: FakeOpenAI) -> None:
-        self.fake = fake
-        self.times: list[float] = []
-        original = fake._answer
-
-        async def timed(request: Any, fault: str, headers: dict[str, str]) -> Any:
-            self.times.append(time.monotonic())
-            return await original(request, fault, headers)
-
-        fake._answer = timed  # type: ignore[method-assign]
-
-    def rpm(self) -> float:
-        t = self.times
-        return (len(t) - 1) / (t[-1] - t[0]) * 60.0 if len(t) > 1 else 0.0
-
-
-async def rate_case(rpm: float, seconds: float, configured: bool, out: Path) -> dict[str, Any]:
-    fake_cfg = FakeConfig(latency_s=(0.05, 0.25), rpm=rpm, seed=1)
-    requests = max(20, int(rpm * seconds / 60))
-    n = max(1, -(-requests // len(PROBLEMS)))
-    limit = -(-requests // n)
+async def generate(
+    fake_cfg: FakeConfig, out: Path, *, target: dict[str, Any], **params: Any
+) -> tuple[FakeOpenAI, Summary, float]:
+    """One generation-only run of the first ``limit`` problems."""
     async with FakeOpenAI(fake_cfg, human_eval_answers(PROBLEMS)) as fake:
-        clock = ServerClock(fake)
-        rate_limit: dict[str, Any] = {"max_concurrency": 16}
-        if configured:
-            rate_limit["rpm"] = rpm
-        cfg = endpoint_config(
-            fake.url,
-            target={"rate_limit": rate_limit, "use_n": False},
-            limit=limit,
-            n_samples=n,
-            retry={"max_attempts": 20, "backoff_base_s": 0.05, "backoff_max_s": 1.0},
-        )
+        cfg = endpoint_config(fake.url, target={"use_n": False, **target}, **params)
         spec = RunSpec(
             benchmark="human-eval", platform="llm-endpoint", config=cfg, out_dir=str(out)
         )
         t0 = time.perf_counter()
         summary = await evaluate(spec, pool_factory=lambda _c: NoopPool())
         wall = time.perf_counter() - t0
-    achieved = clock.rpm()
+    return fake, summary, wall
+
+
+def request_figures(fake: FakeOpenAI, rpm: float, summary: Summary, wall: float) -> dict[str, Any]:
+    t = fake.accepted_at
+    achieved = (len(t) - 1) / (t[-1] - t[0]) * 60.0 if len(t) > 1 else 0.0
     return {
         "requests": fake.requests,
-        "accepted": fake.served,
         "rate_limited_429": fake.rate_limited,
+        "share_429": round(fake.rate_limited / max(1, fake.requests), 4),
         "achieved_rpm": round(achieved, 1),
         "ratio": round(achieved / rpm, 4),
         "wall_s": round(wall, 2),
-        "complete": summary.complete,
+        "infra_errors": summary.counts.get("infra_error", 0),
     }
+
+
+def token_figures(fake: FakeOpenAI, tpm: float, burst_s: float) -> dict[str, Any]:
+    start = fake.accepted_at[0]
+    end = fake.usage_at[-1][0]
+    tokens = sum(n for _, n in fake.usage_at)
+    rate = (tokens - tpm / 60.0 * burst_s) / (end - start) * 60.0
+    return {
+        "tokens": tokens,
+        "achieved_tpm": round(rate),
+        "ratio": round(rate / tpm, 4),
+        "rate_limited_429": fake.rate_limited,
+        "share_429": round(fake.rate_limited / max(1, fake.requests), 4),
+        "wall_s": round(end - start, 2),
+    }
+
+
+async def configured_case(rpm: float, seconds: float, root: Path) -> dict[str, Any]:
+    requests = max(20, int(rpm * seconds / 60))
+    n = max(1, -(-requests // len(PROBLEMS)))
+    fake, summary, wall = await generate(
+        FakeConfig(latency_s=(0.05, 0.25), rpm=rpm, seed=1),
+        root / "configured",
+        target={"rate_limit": {"rpm": rpm, "max_concurrency": 16}},
+        limit=-(-requests // n),
+        n_samples=n,
+        retry=README_RETRY,
+    )
+    out = request_figures(fake, rpm, summary, wall)
+    out["target_met"] = out["ratio"] >= 0.999 and out["rate_limited_429"] == 0
+    return out
+
+
+def _meets(case: dict[str, Any]) -> bool:
+    return bool(case["ratio"] >= 0.95 and case["share_429"] <= 0.02)
+
+
+async def matrix_case(root: Path, problems: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for rpm in (240.0, 600.0):
+        for hints in ("openai", "gateway", "none"):
+            fake, summary, wall = await generate(
+                FakeConfig(latency_s=LATENCY, rpm=rpm, burst=2, hints=hints, seed=1),  # type: ignore[arg-type]
+                root / f"rpm{rpm:.0f}-{hints}",
+                target={},
+                limit=problems,
+                retry=README_RETRY,
+            )
+            case = request_figures(fake, rpm, summary, wall)
+            case["target_met"] = _meets(case)
+            out[f"rpm{rpm:.0f}_{hints}"] = case
+    out["parallel_cap_4"] = await parallel_case(root, problems)
+    for hints in ("openai", "none"):
+        out[f"tpm_usage_{hints}"] = await tpm_case(root, problems, configured=False, hints=hints)
+    return out
+
+
+async def parallel_case(root: Path, problems: int) -> dict[str, Any]:
+    cap = FakeConfig(latency_s=LATENCY, max_parallel=4, parallel_retry_after_s=60.0, seed=1)
+    _, told, told_s = await generate(
+        cap, root / "told4", target={"rate_limit": {"max_concurrency": 4}}, limit=problems
+    )
+    fake, learned, learned_s = await generate(
+        cap, root / "cap4", target={}, limit=problems, retry=README_RETRY
+    )
+    return {
+        "told_max_concurrency_4_s": round(told_s, 2),
+        "unknown_s": round(learned_s, 2),
+        "time_ratio": round(learned_s / told_s, 3),
+        "rate_limited_429": fake.rate_limited,
+        "share_429": round(fake.rate_limited / max(1, fake.requests), 4),
+        "infra_errors": learned.counts.get("infra_error", 0) + told.counts.get("infra_error", 0),
+        "target_met": learned_s <= 2 * told_s,
+    }
+
+
+TPM = 60_000.0
+
+
+async def tpm_case(root: Path, problems: int, *, configured: bool, hints: str) -> dict[str, Any]:
+    fake_cfg = FakeConfig(latency_s=LATENCY, tpm=TPM, tpm_counts="usage", hints=hints, seed=1)  # type: ignore[arg-type]
+    limit = {"tpm": TPM, "tpm_counts": "usage"} if configured else {}
+    fake, summary, _ = await generate(
+        fake_cfg,
+        root / f"tpm-{'configured' if configured else 'unknown'}-{hints}",
+        target={"rate_limit": limit},
+        limit=problems,
+        retry=README_RETRY,
+    )
+    case = token_figures(fake, TPM, fake_cfg.tpm_burst_s)
+    case["infra_errors"] = summary.counts.get("infra_error", 0)
+    case["target_met"] = case["ratio"] >= 0.9 if configured else _meets(case)
+    return case
+
+
+async def faults_case(root: Path, reps: int, problems: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for hints in ("openai", "none"):
+        infra = rate_limited = faults = requests = 0
+        for rep in range(reps):
+            cfg = FakeConfig(
+                latency_s=(0.05, 0.2),
+                rpm=900,
+                burst=2,
+                hints=hints,  # type: ignore[arg-type]
+                fault_every={"503": 7, "drop": 11},
+                seed=rep,
+            )
+            fake, summary, _ = await generate(
+                cfg,
+                root / f"faults-{hints}-{rep}",
+                target={"request_timeout_s": 10},
+                limit=problems,
+                retry={**README_RETRY, "max_attempts": 8},
+            )
+            infra += summary.counts.get("infra_error", 0)
+            rate_limited += fake.rate_limited
+            faults += sum(fake.faults.values())
+            requests += fake.requests
+        out[hints] = {
+            "reps": reps,
+            "samples_per_rep": problems,
+            "requests": requests,
+            "faults_injected": faults,
+            "rate_limited_429": rate_limited,
+            "infra_errors": infra,
+            "target_met": infra == 0,
+        }
+    return out
 
 
 async def timed(spec: RunSpec, **kw: Any) -> tuple[float, Summary]:
@@ -174,27 +296,36 @@ async def overlap_case(root: Path, workers: int, n: int) -> dict[str, Any]:
     }
 
 
+CASES = ("configured", "matrix", "tpm", "faults", "overlap")
+
+
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="aioeval-bench-endpoint-"))
-    configured = await rate_case(args.rpm, args.seconds, True, root / "configured")
-    adaptive = await rate_case(args.rpm, args.seconds, False, root / "adaptive")
-    overlap = await overlap_case(root, args.workers, args.samples)
-    return {
-        "bench": "endpoint_throughput",
-        "R_rpm": args.rpm,
-        "window_s": args.seconds,
-        "configured": configured,
-        "adaptive": adaptive,
-        "overlap": overlap,
-        "configured_target_met": configured["ratio"] >= 0.95
-        and configured["rate_limited_429"] == 0,
-    }
+    only = set(args.only.split(",")) if args.only else set(CASES)
+    out: dict[str, Any] = {"bench": "endpoint_throughput", "loadavg_before": os.getloadavg()}
+    if "configured" in only:
+        out["configured"] = await configured_case(args.rpm, args.seconds, root)
+        out["configured"]["R_rpm"] = args.rpm
+    if "matrix" in only:
+        out["unknown_limit"] = await matrix_case(root, args.problems)
+    if "tpm" in only:
+        out["tpm_configured"] = await tpm_case(root, args.problems, configured=True, hints="openai")
+    if "faults" in only:
+        out["faults"] = await faults_case(root, args.reps, args.fault_problems)
+    if "overlap" in only:
+        out["overlap"] = await overlap_case(root, args.workers, args.samples)
+    out["loadavg_after"] = os.getloadavg()
+    return out
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rpm", type=float, default=1200.0, help="the fake server's limit R")
-    parser.add_argument("--seconds", type=float, default=15.0, help="length of each rate case")
+    parser.add_argument("--only", default="", help=f"comma-separated subset of {','.join(CASES)}")
+    parser.add_argument("--rpm", type=float, default=1200.0, help="configured case: the limit R")
+    parser.add_argument("--seconds", type=float, default=15.0, help="configured case length")
+    parser.add_argument("--problems", type=int, default=164, help="samples per matrix/tpm run")
+    parser.add_argument("--reps", type=int, default=20, help="faults case repetitions")
+    parser.add_argument("--fault-problems", type=int, default=40, help="samples per faults rep")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--samples", type=int, default=4, help="samples per problem (overlap)")
     args = parser.parse_args()

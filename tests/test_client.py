@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from aioeval.client import Client, RequestError, parse_completion, request_body
+from aioeval.client import Client, RequestError, parse_completion, request_body, server_message
 from aioeval.config import Params, RetryConfig, Target
 from aioeval.credentials import ApiKey, resolve_credentials
 from aioeval.errors import ConfigError, EndpointError
@@ -161,6 +161,77 @@ async def test_check_bad_key_and_unknown_model(fake: FakeOpenAI) -> None:
         with pytest.raises(EndpointError, match="does not serve model 'other-model'"):
             await client.check()
     assert fake.model_requests == 3
+
+
+@pytest.mark.anyio
+async def test_check_without_a_listing_sends_one_tiny_request() -> None:
+    async with FakeOpenAI(FakeConfig(models_status=404)) as fake:
+        for api in ("chat", "completions"):
+            async with Client(target(fake.url, api=api), None) as client:
+                assert await client.check() == []
+        assert fake.requests == 2 and fake.model_requests == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("cfg", "url_suffix", "message"),
+    [
+        # a base URL without /v1: 404 to the listing and to the tiny request
+        (FakeConfig(), "", "answers 404 to /models and to /chat/completions"),
+        # an unusable backend answers 400 to the listing: stop, with its words
+        (
+            FakeConfig(models_status=400, models_message="No connected db."),
+            "/v1",
+            "No connected db.",
+        ),
+        (
+            FakeConfig(models_status=403, models_message="key disabled"),
+            "/v1",
+            "rejected the credentials",
+        ),
+        (FakeConfig(models_status=404, faults=["400"]), "/v1", "refused a one-token test request"),
+        (FakeConfig(models_status=404, faults=["nonjson"]), "/v1", "not an OpenAI-compatible"),
+    ],
+)
+async def test_check_stops_on_a_refusal_with_the_servers_message(
+    cfg: FakeConfig, url_suffix: str, message: str
+) -> None:
+    async with FakeOpenAI(cfg) as fake:
+        url = fake.url.removesuffix("/v1") + url_suffix
+        async with Client(target(url), ApiKey(KEY)) as client:
+            with pytest.raises(EndpointError) as info:
+                await client.check()
+    text = str(info.value)
+    assert message in text and "\n" not in text and KEY not in text
+    if cfg.models_status == 400:
+        assert fake.requests == 0  # nothing spent
+    if cfg.models_status == 403:
+        assert "key disabled" in text and fake.model_requests == 1  # not retried
+
+
+@pytest.mark.anyio
+async def test_check_a_busy_endpoint_is_reachable() -> None:
+    cfg = FakeConfig(models_status=404, faults=["429", "429"], retry_after_s=0.01)
+    async with FakeOpenAI(cfg) as fake, Client(target(fake.url), None) as client:
+        assert await client.check() == []
+
+
+def test_server_message_and_the_key_never_echoed() -> None:
+    assert server_message(b'{"error": {"message": "No connected db.", "type": "x"}}') == (
+        "No connected db."
+    )
+    assert server_message(b'{"detail": [{"msg": "field required"}]}') == "field required"
+    assert server_message(b'{"error": "quota"}') == "quota"
+    assert server_message(b"<html>  502\n Bad Gateway</html>") == "<html> 502 Bad Gateway</html>"
+
+
+@pytest.mark.anyio
+async def test_a_server_echoing_the_key_does_not_put_it_in_a_message() -> None:
+    cfg = FakeConfig(models_status=401, models_message=f"Incorrect API key provided: {KEY}")
+    async with FakeOpenAI(cfg) as fake, Client(target(fake.url), ApiKey(KEY)) as client:
+        with pytest.raises(EndpointError) as info:
+            await client.check()
+    assert KEY not in str(info.value) and "Incorrect API key provided: ***" in str(info.value)
 
 
 def test_credentials() -> None:

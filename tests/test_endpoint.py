@@ -129,7 +129,9 @@ async def test_transient_faults_are_retried_and_counted(tmp_path: Path) -> None:
     faults = ["429", "503", "drop", "500", "slow"]
     cfg = FakeConfig(faults=faults, retry_after_s=0.05, slow_s=5.0)
     async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:3])) as fake:
-        summary = await run(fake, tmp_path / "o", n_samples=2, retry=FAST_RETRY)
+        # Slow start sends the first request alone, so it may meet every fault.
+        retry = {**FAST_RETRY, "max_attempts": len(faults)}
+        summary = await run(fake, tmp_path / "o", n_samples=2, retry=retry)
     rows = read_results(tmp_path / "o")
     assert_each_sample_once(rows, 3, 2)
     assert summary.complete and summary.counts["passed"] == 6
@@ -161,16 +163,36 @@ async def test_permanent_faults_are_infra_errors_not_model_failures(tmp_path: Pa
 
 @pytest.mark.anyio
 async def test_retries_off_and_exhausted(tmp_path: Path) -> None:
-    cfg = FakeConfig(faults=["503", "ok", "429", "429"], retry_after_s=0.01)
+    cfg = FakeConfig(faults=["503", "ok", "503", "503", "429", "429"], retry_after_s=0.01)
     async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:3])) as fake:
         summary = await run(fake, tmp_path / "a", limit=2)
         assert summary.incomplete == {"generation:503": 1}
         retry = {**FAST_RETRY, "max_attempts": 2}
         summary = await run(fake, tmp_path / "b", limit=1, retry=retry)
-    assert summary.incomplete == {"generation:429": 1}
-    (row,) = read_results(tmp_path / "b")
-    assert (row["attempts"], row["retry_count"], row["rate_limited"]) == (2, 1, 2)
-    assert "gave up after 2 attempts" in row["reason"]
+        assert summary.incomplete == {"generation:503": 1}
+        (row,) = read_results(tmp_path / "b")
+        assert (row["attempts"], row["retry_count"], row["rate_limited"]) == (2, 1, 0)
+        assert "gave up after 2 attempts" in row["reason"]
+        # 429s of an endpoint that serves do not use up max_attempts ...
+        summary = await run(fake, tmp_path / "c", limit=1, retry=retry)
+    assert summary.complete
+    (row,) = read_results(tmp_path / "c")
+    assert (row["attempts"], row["retry_count"], row["rate_limited"]) == (3, 2, 2)
+
+
+@pytest.mark.anyio
+async def test_an_endpoint_answering_only_429_stalls_after_the_patience(tmp_path: Path) -> None:
+    cfg = FakeConfig(fault_rates={"429": 1.0}, retry_after_s=0.01)
+    retry = {**FAST_RETRY, "rate_limit_patience_s": 0.3}
+    async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:3])) as fake:
+        summary = await run(fake, tmp_path / "o", limit=3, retry=retry)
+    rows = read_results(tmp_path / "o")
+    assert summary.incomplete == {"generation:429": 3}
+    assert all("rate_limit_patience_s" in r["reason"] for r in rows)
+    # Each 429 was an attempt actually sent; the samples still queued were
+    # not sent once the endpoint had stalled.
+    assert sum(r["attempts"] for r in rows) == fake.requests == fake.rate_limited
+    assert sum(r["rate_limited"] for r in rows) == fake.requests
 
 
 @pytest.mark.anyio
@@ -328,6 +350,45 @@ async def test_cli_exit_codes(tmp_path: Path) -> None:
     ]:
         lines = proc.stderr.decode().strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], lines
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_cli_start_up_refusals_exit_2_with_the_servers_message(tmp_path: Path) -> None:
+    """An unusable backend (400 on /models), a base URL missing /v1 (404 to
+    the listing and to a one-token request), a rejected key: exit 2 with one
+    line quoting the server, before any sample is spent."""
+    unusable = FakeConfig(models_status=400, models_message="No connected db.")
+    async with FakeOpenAI(unusable) as bad, FakeOpenAI(FakeConfig(require_key=SECRET)) as good:
+        path = tmp_path / "cfg.yaml"
+        path.write_text(json.dumps(config(bad.url)))
+        env = {**os.environ, "AIOEVAL_TEST_KEY": "sk-wrong"}
+        cases = [
+            (_cli(tmp_path / "a", path), "No connected db."),
+            (
+                _cli(tmp_path / "b", path, "--set", f"target.endpoint={good.url[:-3]}"),
+                "answers 404 to /models and to /chat/completions",
+            ),
+            (
+                _cli(
+                    tmp_path / "c",
+                    path,
+                    "--set",
+                    f"target.endpoint={good.url}",
+                    "--set",
+                    "target.credentials_ref=env:AIOEVAL_TEST_KEY",
+                ),
+                "rejected the credentials (HTTP 401: bad key)",
+            ),
+        ]
+        for argv, message in cases:
+            proc = await anyio.run_process(argv, check=False, env=env)
+            lines = proc.stderr.decode().strip().splitlines()
+            assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], lines
+        assert bad.requests == good.requests == 0  # (case b's probe met a 404)
+    for name in "abc":
+        results = tmp_path / name / "results.jsonl"
+        assert not results.exists() or results.stat().st_size == 0
 
 
 def test_replaced_verdict_does_not_count_generation_twice() -> None:

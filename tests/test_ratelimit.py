@@ -1,145 +1,32 @@
-"""Rate-limit arithmetic (pure) and the async limiter in virtual time."""
+"""The async limiter in virtual time, and the whole control loop against a
+modelled server in virtual time (FakeClock): minutes of a rate-limited run
+take seconds and are exactly reproducible. The arithmetic is tested in
+test_pace, test_parallel and test_tokenbudget; end-to-end behaviour against
+the real fake server in test_endpoint."""
 
 from __future__ import annotations
 
-import email.utils
 import itertools
+import math
+import random
+from collections.abc import Awaitable, Callable
 
 import anyio
+import msgspec
 import pytest
-from multidict import CIMultiDict
 
-from aioeval.ratelimit import (
-    Aimd,
+from aioeval.config import RetryConfig
+from aioeval.pace import (
+    HINT_MARGIN,
     Bucket,
-    RateHeaders,
-    RateLimiter,
-    estimate_tokens,
-    parse_duration,
-    parse_retry_after,
-    pause_for,
-    read_headers,
 )
-from aioeval.retry import FakeClock
+from aioeval.ratehints import Budget, RateHeaders
+from aioeval.ratelimit import PAUSE_MARGIN, PROBE_GAP_S, Permit, RateLimiter, Stalled
+from aioeval.retry import Failure, FakeClock, call_with_retry
+from aioeval.tokenbudget import Ask
 
 
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [
-        ("1", 1.0),
-        ("0.25", 0.25),
-        ("20ms", 0.02),
-        ("1s", 1.0),
-        ("6m0s", 360.0),
-        ("1h2m3.5s", 3723.5),
-        ("1m30.5s", 90.5),
-        ("", None),
-        ("soon", None),
-        ("-3", None),
-        ("5x", None),
-        ("1s junk", None),
-    ],
-)
-def test_parse_duration(text: str, seconds: float | None) -> None:
-    got = parse_duration(text)
-    assert got == (pytest.approx(seconds) if seconds is not None else None)
-
-
-def test_retry_after_as_http_date() -> None:
-    now = 1_700_000_000.0
-    date = email.utils.formatdate(now + 30, usegmt=True)
-    assert parse_retry_after(date, now) == pytest.approx(30.0)
-    past = email.utils.formatdate(now - 30, usegmt=True)
-    assert parse_retry_after(past, now) == 0.0
-    assert parse_retry_after("7", now) == 7.0
-    assert parse_retry_after("Someday, never", now) is None
-
-
-def test_read_headers_is_case_insensitive_and_prefers_ms() -> None:
-    h = CIMultiDict(
-        {
-            "Retry-After": "2",
-            "retry-after-ms": "150",
-            "X-RateLimit-Remaining-Requests": "0",
-            "x-ratelimit-remaining-tokens": "1234",
-            "x-ratelimit-reset-requests": "50ms",
-            "x-ratelimit-reset-tokens": "6m0s",
-        }
-    )
-    hints = read_headers(h, 0.0)
-    assert hints.retry_after_s == pytest.approx(0.15)
-    assert hints.remaining_requests == 0
-    assert hints.remaining_tokens == 1234
-    assert hints.reset_requests_s == pytest.approx(0.05)
-    assert hints.reset_tokens_s == 360.0
-    bad = read_headers(
-        CIMultiDict({"retry-after": "later", "x-ratelimit-remaining-requests": "x"}), 0
-    )
-    assert bad == RateHeaders()
-
-
-@pytest.mark.parametrize(
-    ("hints", "throttled", "pause"),
-    [
-        (RateHeaders(), False, None),
-        (RateHeaders(), True, None),
-        (RateHeaders(retry_after_s=2.0), True, 2.0),
-        (RateHeaders(remaining_requests=3, reset_requests_s=1.0), False, None),
-        (RateHeaders(remaining_requests=0, reset_requests_s=1.0), False, 1.0),
-        (RateHeaders(remaining_tokens=0, reset_tokens_s=4.0, reset_requests_s=1.0), False, 4.0),
-        (RateHeaders(reset_requests_s=0.5), True, 0.5),
-        (RateHeaders(retry_after_s=1.0, remaining_requests=0, reset_requests_s=9), True, 1.0),
-    ],
-)
-def test_pause_for(hints: RateHeaders, throttled: bool, pause: float | None) -> None:
-    assert pause_for(hints, throttled) == pause
-
-
-def test_bucket_refills_continuously_and_allows_debt() -> None:
-    b = Bucket(rate=2.0, capacity=4.0, now=0.0)
-    assert b.wait_s(4, 0.0) == 0.0
-    b.take(4, 0.0)
-    assert b.wait_s(1, 0.0) == pytest.approx(0.5)
-    assert b.wait_s(1, 0.5) == 0.0
-    # an amount above capacity needs a full bucket, then leaves debt
-    assert b.wait_s(10, 0.5) == pytest.approx(1.5)
-    b.take(10, 2.0)
-    assert b.level == pytest.approx(-6.0)
-    b.give(5, 2.0)  # reconciled: only 5 of the 10 were used
-    assert b.level == pytest.approx(-1.0)
-    b.give(100, 2.0)
-    assert b.level == 4.0  # refunds never exceed capacity
-
-
-def test_aimd_halves_once_per_window_and_recovers() -> None:
-    a = Aimd(ceiling=16)
-    assert a.allowed == 16
-    assert a.on_throttle(started_at=1.0, now=2.0)
-    assert a.allowed == 8
-    # another request from the same window: already reacted to
-    assert not a.on_throttle(started_at=1.5, now=2.1)
-    assert a.allowed == 8
-    assert a.on_throttle(started_at=2.5, now=3.0)
-    assert a.allowed == 4
-    for _ in range(4):
-        a.on_success()
-    assert a.allowed == 4  # +1/limit per success: about +1 per window of "limit"
-    a.on_success()
-    assert a.allowed == 5
-    for _ in range(10_000):
-        a.on_success()
-    assert a.allowed == 16
-    low = Aimd(ceiling=1)
-    low.on_throttle(0, 1)
-    assert low.allowed == 1
-
-
-def test_estimate_tokens() -> None:
-    assert estimate_tokens("") == 1
-    assert estimate_tokens("x" * 9) == 3
-
-
-async def _in_virtual_time(clock: FakeClock, fn) -> None:  # type: ignore[no-untyped-def]
+async def _in_virtual_time(clock: FakeClock, fn: Callable[[], Awaitable[None]]) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(clock.autojump)
         await fn()
@@ -149,14 +36,14 @@ async def _in_virtual_time(clock: FakeClock, fn) -> None:  # type: ignore[no-unt
 @pytest.mark.anyio
 async def test_rpm_spaces_requests_evenly() -> None:
     clock = FakeClock()
-    limiter = RateLimiter(clock, rpm=120, tpm=None, max_concurrency=100)
+    limiter = RateLimiter(clock, rpm=120, max_concurrency=100)
     times: list[float] = []
 
     async def run() -> None:
         for _ in range(10):
             p = await limiter.acquire(1)
             times.append(clock.now())
-            limiter.release(p)
+            limiter.release(p, "ok")
 
     await _in_virtual_time(clock, run)
     assert times[0] == 0.0
@@ -165,68 +52,382 @@ async def test_rpm_spaces_requests_evenly() -> None:
 
 
 @pytest.mark.anyio
-async def test_tpm_reserves_then_reconciles_from_usage() -> None:
+async def test_a_usage_refund_wakes_a_waiting_request_at_once() -> None:
     clock = FakeClock()
-    # 600 tokens per minute = 10/s; capacity 60
-    limiter = RateLimiter(clock, rpm=None, tpm=600, max_concurrency=100)
-    times: list[float] = []
-
-    async def run() -> None:
-        p = await limiter.acquire(60)
-        times.append(clock.now())
-        limiter.release(p, used_tokens=10)  # 50 refunded
-        p = await limiter.acquire(60)  # needs 10 more: 1 s
-        times.append(clock.now())
-        limiter.release(p, used_tokens=90)  # 30 of debt
-        p = await limiter.acquire(10)  # from -30 to 10: 4 s
-        times.append(clock.now())
-        limiter.release(p)
-
-    await _in_virtual_time(clock, run)
-    assert times == pytest.approx([0.0, 1.0, 5.0])
-
-
-@pytest.mark.anyio
-async def test_a_429_pauses_everyone_and_halves_concurrency() -> None:
-    clock = FakeClock()
-    limiter = RateLimiter(clock, rpm=None, tpm=None, max_concurrency=4)
+    # 6000 tokens per minute = 100/s, a bucket of 100
+    limiter = RateLimiter(clock, tpm=6000, tpm_counts="usage", max_concurrency=10, rpm=6000)
+    ask = Ask(prompt=10, max_tokens=60)
     admitted: list[float] = []
 
     async def run() -> None:
-        permits = [await limiter.acquire(1) for _ in range(4)]
-        assert limiter.in_flight == 4
-        limiter.release(permits[0], throttled=True, hints=RateHeaders(retry_after_s=3.0))
-        assert limiter.aimd.allowed == 2 and limiter.throttled == 1
-        # three still in flight, limit two: the next waits for a release and the pause
+        first = await limiter.acquire(ask)  # holds 70: another 70 does not fit
         async with anyio.create_task_group() as tg:
 
-            async def late() -> None:
-                p = await limiter.acquire(1)
+            async def second() -> None:
+                p = await limiter.acquire(ask)
                 admitted.append(clock.now())
-                limiter.release(p)
+                limiter.release(p, "ok", used_tokens=20, completion_tokens=10)
 
-            tg.start_soon(late)
+            tg.start_soon(second)
             await clock.sleep(1.0)
-            limiter.release(permits[1])
-            limiter.release(permits[2])
-        limiter.release(permits[3])
+            limiter.release(first, "ok", used_tokens=20, completion_tokens=10)
 
     await _in_virtual_time(clock, run)
-    assert admitted == [pytest.approx(3.0)]
+    assert admitted == [1.0]  # the moment the first one's reservation came back
 
 
 @pytest.mark.anyio
-async def test_remaining_zero_pauses_until_reset() -> None:
+async def test_a_rate_429_pauses_everyone_then_one_probe_then_the_pace() -> None:
     clock = FakeClock()
-    limiter = RateLimiter(clock, rpm=None, tpm=None, max_concurrency=4)
+    limiter = RateLimiter(clock, max_concurrency=8)
+    sent: list[tuple[float, bool]] = []
+
+    async def run() -> None:
+        for _ in range(4):  # 4 per second: a send rate to lower the pace from
+            limiter.release(await limiter.acquire(1), "ok")
+            await clock.sleep(0.25)
+        first = await limiter.acquire(1)
+        hint = RateHeaders(retry_after_s=3.0, requests=(Budget(remaining=0),))
+        assert limiter.release(first, "throttled", hints=hint) == "rate"
+        async with anyio.create_task_group() as tg:
+
+            async def sender() -> None:
+                p = await limiter.acquire(1)
+                sent.append((clock.now(), p.probe))
+                await clock.sleep(0.2)
+                limiter.release(p, "ok")
+
+            for _ in range(3):
+                tg.start_soon(sender)
+
+    await _in_virtual_time(clock, run)
+    resume = 1.0 + 3.0 * (1 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
+    assert sent[0] == (pytest.approx(resume), True)  # one probe after the pause
+    assert sent[1][0] >= resume + 0.2 and not sent[1][1]  # the rest after its success
+    assert sent[2][0] - sent[1][0] > 0.2  # ... at the lowered pace
+
+
+@pytest.mark.anyio
+async def test_a_parallel_429_costs_no_pause_and_the_retry_takes_the_next_free_slot() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=8)
+    refused_at: list[float] = []
+    retried: list[float] = []
+    sent: list[float] = []
+
+    async def run() -> None:
+        for _ in range(4):
+            limiter.release(await limiter.acquire(1), "ok")
+        running = []
+        for _ in range(4):
+            running.append(await limiter.acquire(1))
+            sent.append(clock.now())
+        await clock.sleep(0.5)  # they are running: admitted
+        fifth = await limiter.acquire(1)
+        long_hint = RateHeaders(retry_after_s=60.0)
+        assert limiter.release(fifth, "throttled", hints=long_hint) == "concurrency"
+        refused_at.append(clock.now())
+        assert limiter.parallel.allowed == 4 and limiter.paused_until < clock.now()
+        async with anyio.create_task_group() as tg:
+
+            async def retry() -> None:
+                p = await limiter.acquire(1)
+                retried.append(clock.now())
+                limiter.release(p, "ok")
+
+            tg.start_soon(retry)
+            await clock.sleep(0.05)
+            limiter.release(running.pop(), "ok")
+        for p in running:
+            limiter.release(p, "ok")
+
+    await _in_virtual_time(clock, run)
+    # each new level of parallelism went out PROBE_GAP_S after the last send
+    assert [b - a for a, b in itertools.pairwise(sent)] == pytest.approx([PROBE_GAP_S] * 3)
+    assert retried == [pytest.approx(refused_at[0] + 0.05)]  # the moment a slot freed
+
+
+@pytest.mark.anyio
+async def test_limits_in_headers_set_the_pace_before_any_429() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=16)
+    gateway = RateHeaders(
+        requests=(Budget(limit=600, remaining=40), Budget(limit=120, remaining=100))
+    )
+    times: list[float] = []
+
+    async def run() -> None:
+        limiter.release(await limiter.acquire(1), "ok", hints=gateway)
+        for _ in range(5):
+            p = await limiter.acquire(1)
+            times.append(clock.now())
+            limiter.release(p, "ok", hints=gateway)
+
+    await _in_virtual_time(clock, run)
+    assert limiter.rate_rpm == pytest.approx(120 * HINT_MARGIN)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert gaps == pytest.approx([0.5 / HINT_MARGIN] * 4)
+
+
+@pytest.mark.anyio
+async def test_a_token_limit_in_headers_paces_each_request_by_its_size() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=16)
+    hints = RateHeaders(tokens=(Budget(limit=6000, remaining=0),))  # 100/s, none left
+    times: list[float] = []
+
+    async def run() -> None:
+        first = await limiter.acquire(Ask(prompt=50, max_tokens=100))
+        limiter.release(first, "ok", hints=hints, used_tokens=80, completion_tokens=30)
+        assert limiter.tokens is not None and limiter.tokens.hinted
+        assert limiter.tokens.counts == "usage" and limiter.tokens.bucket.level <= 0
+        for prompt in (10, 170, 10):  # costs 40, 200, 40 with 30 per sample seen
+            p = await limiter.acquire(Ask(prompt=prompt, max_tokens=100))
+            times.append(clock.now())
+            limiter.release(p, "ok", used_tokens=prompt + 30, completion_tokens=30)
+
+    await _in_virtual_time(clock, run)
+    rate = HINT_MARGIN * 100.0  # tokens/s; the bucket holds one second of it
+    # The first used 80 with none left: the next (40) waits for 80 + 40 to
+    # refill; the big one (200) for a full bucket, leaving 101 of debt; the
+    # last (40) for that debt and its own 40.
+    assert times == pytest.approx([120 / rate, 120 / rate + 1.0, 120 / rate + 1.0 + 141 / rate])
+
+
+@pytest.mark.anyio
+async def test_configured_rpm_is_exact_and_only_a_tighter_header_lowers_it() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, rpm=600, max_concurrency=16)
+    rates: list[float | None] = []
+
+    async def run() -> None:
+        for limit in (600, 300):
+            hints = RateHeaders(requests=(Budget(limit=limit),))
+            limiter.release(await limiter.acquire(1), "ok", hints=hints)
+            rates.append(limiter.pace.rate(clock.now()))
+
+    await _in_virtual_time(clock, run)
+    assert rates == [10.0, pytest.approx(5.0 * HINT_MARGIN)]
+
+
+@pytest.mark.anyio
+async def test_remaining_zero_pauses_until_a_request_is_back() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=4)
     times: list[float] = []
 
     async def run() -> None:
         p = await limiter.acquire(1)
-        limiter.release(p, hints=RateHeaders(remaining_requests=0, reset_requests_s=0.25))
+        limiter.release(p, "ok", hints=RateHeaders(requests=(Budget(remaining=0, reset_s=0.25),)))
         p = await limiter.acquire(1)
         times.append(clock.now())
-        limiter.release(p)
+        limiter.release(p, "ok")
 
     await _in_virtual_time(clock, run)
     assert times == [pytest.approx(0.25)]
+
+
+@pytest.mark.anyio
+async def test_an_endpoint_refusing_everything_stalls_after_the_patience() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=4, patience_s=10.0, max_quiet_s=2.0)
+    probes: list[float] = []
+
+    async def run() -> None:
+        with pytest.raises(Stalled):
+            while True:
+                p = await limiter.acquire(1)
+                probes.append(clock.now())
+                limiter.release(p, "throttled")
+
+    await _in_virtual_time(clock, run)
+    # the quiet period doubles up to max_quiet_s: few probes, then a clear stop
+    assert 5 <= len(probes) <= 12
+    assert all(b - a <= 2.0 + 1e-9 for a, b in itertools.pairwise(probes))
+    assert clock.now() == pytest.approx(10.0, abs=2.0)
+
+
+# ---------------------------------------------------------------- closed loop
+
+
+class ModelServer:
+    """A rate-limited server in virtual time: a request bucket (or fixed
+    windows), an optional parallel cap answered with a 60 s Retry-After,
+    and OpenAI-style headers or none."""
+
+    def __init__(
+        self,
+        clock: FakeClock,
+        *,
+        rpm: float | None = None,
+        burst: float = 2.0,
+        window_s: float | None = None,
+        cap: int | None = None,
+        hints: bool = False,
+        latency_s: tuple[float, float] = (0.15, 0.45),
+        seed: int = 1,
+    ) -> None:
+        self.clock = clock
+        self.latency_s = latency_s
+        self.rpm = rpm
+        self.rng = random.Random(seed)
+        self.cap = cap
+        self.hints = hints
+        self.window_s = window_s
+        self.window_used = 0
+        self.bucket = Bucket(rpm / 60, burst, 0.0) if rpm and not window_s else None
+        self.in_flight = 0
+        self.accepted: list[float] = []
+        self.refused = 0
+
+    def _limited(self, now: float) -> RateHeaders | None:
+        if self.cap is not None and self.in_flight >= self.cap:
+            return RateHeaders(retry_after_s=60.0)
+        if self.window_s is not None and self.rpm is not None:
+            window = math.floor(now / self.window_s)
+            if window != getattr(self, "_window", None):
+                self._window, self.window_used = window, 0
+            if self.window_used >= self.rpm * self.window_s / 60:
+                return RateHeaders()  # no hint at all
+            self.window_used += 1
+            return None
+        if self.bucket is not None:
+            wait = self.bucket.wait_s(1, now)
+            if wait > 0:
+                if not self.hints:
+                    return RateHeaders()
+                return RateHeaders(retry_after_s=wait, requests=(self._budget(),))
+            self.bucket.take(1, now)
+        return None
+
+    def _budget(self) -> Budget:
+        assert self.bucket is not None and self.rpm is not None
+        b = self.bucket
+        return Budget(
+            limit=int(self.rpm),
+            remaining=max(0, int(b.level)),
+            reset_s=(b.capacity - b.level) / b.rate,
+        )
+
+    async def request(self) -> tuple[int, RateHeaders]:
+        now = self.clock.now()
+        refused = self._limited(now)
+        if refused is not None:
+            self.refused += 1
+            return 429, refused
+        self.accepted.append(now)
+        hints = (
+            RateHeaders(requests=(self._budget(),)) if self.hints and self.bucket else RateHeaders()
+        )
+        self.in_flight += 1
+        await self.clock.sleep(self.rng.uniform(*self.latency_s))
+        self.in_flight -= 1
+        return 200, hints
+
+    def ratio(self) -> float:
+        t = self.accepted
+        assert self.rpm is not None
+        return (len(t) - 1) / (t[-1] - t[0]) * 60 / self.rpm
+
+
+class _Refused(Exception):
+    def __init__(self, failure: Failure) -> None:
+        self.failure = failure
+
+
+README_POLICY = RetryConfig(max_attempts=4, backoff_base_s=0.2, backoff_max_s=5.0)
+
+
+async def closed_loop(
+    server: ModelServer, requests: int, *, max_concurrency: int = 16
+) -> tuple[float, RateLimiter]:
+    """``requests`` samples through the limiter and the retry loop, exactly
+    as the generator drives them; returns the virtual time taken."""
+    clock = server.clock
+    limiter = RateLimiter(clock, max_concurrency=max_concurrency, max_quiet_s=5.0)
+    rng = random.Random(3)
+
+    async def one() -> None:
+        async def attempt(number: int) -> None:
+            permit: Permit = await limiter.acquire(1)
+            status, hints = await server.request()
+            if status == 200:
+                limiter.release(permit, "ok", hints=hints)
+                return
+            reading = limiter.release(permit, "throttled", hints=hints)
+            failure = Failure(kind="status", status=429, retry_after_s=hints.retry_after_s)
+            raise _Refused(msgspec.structs.replace(failure, throttle=reading))
+
+        result = await call_with_retry(
+            attempt,
+            README_POLICY,
+            lambda e: e.failure if isinstance(e, _Refused) else None,
+            clock=clock,
+            rng=rng,
+        )
+        assert result.decision is None, result.decision  # no sample is lost
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(clock.autojump)
+        async with anyio.create_task_group() as senders:
+            for _ in range(requests):
+                senders.start_soon(one)
+        tg.cancel_scope.cancel()
+    return clock.now(), limiter
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_with_openai_headers_never_sees_a_429() -> None:
+    server = ModelServer(FakeClock(), rpm=600, hints=True)
+    await closed_loop(server, 120)
+    assert server.refused == 0 and server.ratio() > 0.95
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_learns_a_hintless_rate_limit() -> None:
+    """600 rpm, burst 2, nothing but bare 429s: the limit is found with a
+    handful of 429s and the pace ends close under it."""
+    server = ModelServer(FakeClock(), rpm=600)
+    _, limiter = await closed_loop(server, 164)
+    assert server.refused <= 8
+    assert server.ratio() > 0.85
+    assert limiter.rate_rpm is not None and 0.85 * 600 < limiter.rate_rpm < 1.05 * 600
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_a_parallel_cap_with_a_long_retry_after_is_not_waited_out() -> None:
+    told, _ = await closed_loop(ModelServer(FakeClock()), 100, max_concurrency=4)
+    server = ModelServer(FakeClock(), cap=4)
+    took, limiter = await closed_loop(server, 100)
+    assert took < 1.5 * told  # never a 60 s pause
+    assert limiter.parallel.cap == 4 and server.refused <= 4
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_outlasts_a_per_minute_window_with_the_readme_policy() -> None:
+    """60 per fixed minute, bare 429s when a window is used up: with 4
+    attempts and a 5 s backoff cap no sample is lost (closed_loop asserts
+    it), and the pace learned is about a minute's worth per minute."""
+    server = ModelServer(FakeClock(), rpm=60, window_s=60.0)
+    took, limiter = await closed_loop(server, 150)
+    assert 120 < took < 190
+    # While a window is used up, one probe at a time, at most 5 s apart
+    # after a few doublings: about a dozen 429s per minute, not one per sample.
+    assert server.refused < 20 * 3
+    assert limiter.rate_rpm is not None and 45 < limiter.rate_rpm < 75
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_slow_generations_reach_full_concurrency_in_one_round_trip() -> None:
+    """No limits, 30 s per answer: slow start doubles what the server has
+    admitted (each new level PROBE_GAP_S after the last send), so the run
+    takes about one round trip more than 64 / 16 (four without it)."""
+    server = ModelServer(FakeClock(), latency_s=(30.0, 30.0))
+    took, limiter = await closed_loop(server, 64)
+    assert took < (1 + 64 / 16) * 30.0 + 16 * PROBE_GAP_S + 1.0
+    assert limiter.parallel.allowed == 16 and server.refused == 0

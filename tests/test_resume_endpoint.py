@@ -98,3 +98,91 @@ async def test_kill_9_mid_run_then_resume_repeats_no_request(tmp_path: Path) -> 
     assert m is not None and m.value == pytest.approx(1 - len(WRONG) / len(PROBLEMS))
     # Completions journaled before the kill but never judged were judged now.
     assert any(f"re-judged {generated - judged} journaled completions" in n for n in summary.notes)
+
+
+async def _resume_run(url: str, out: Path) -> Summary:
+    from aioeval.config import decode_config
+    from aioeval.run.evaluate import RunSpec, evaluate
+
+    raw = {
+        "target": {"mode": "runtime", "endpoint": url, "model": "fake-model"},
+        "params": {
+            "allow_code_execution": True,
+            "limit": 1,  # one sample: the faults (in request order) all meet it
+            "retry": {"max_attempts": 2, "backoff_base_s": 0.01, "backoff_max_s": 0.02},
+        },
+    }
+    spec = RunSpec(
+        benchmark="human-eval",
+        platform="llm-endpoint",
+        config=decode_config(raw),
+        out_dir=str(out),
+        resume=(out / "run.json").exists(),
+    )
+    return await evaluate(spec)
+
+
+def _measure(summary: Summary, name: str) -> float | None:
+    m = summary.measurement(f"human-eval.{name}")
+    return m.value if m is not None else None
+
+
+async def test_429s_and_retries_of_earlier_invocations_stay_counted(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    # The first request: a 429 (free), then two 503s: out of attempts.
+    faults = ["429", "503", "503"]
+    async with FakeOpenAI(
+        FakeConfig(faults=faults, retry_after_s=0.01), human_eval_answers(PROBLEMS)
+    ) as fake:
+        first = await _resume_run(fake.url, out)
+        assert first.incomplete == {"generation:503": 1}
+        assert (_measure(first, "rate_limited_count"), _measure(first, "retry_count")) == (1, 2)
+        second = await _resume_run(fake.url, out)
+        third = await _resume_run(fake.url, out)
+    assert second.complete and third.complete
+    for s in (second, third):  # the same totals however often it is resumed
+        assert _measure(s, "rate_limited_count") == 1
+        assert _measure(s, "retry_count") == 2
+        assert _measure(s, "retry_overhead_ms") == _measure(first, "retry_overhead_ms")
+        assert _measure(s, "total_tokens") == fake.tokens
+    superseded = (out / "superseded.jsonl").read_bytes().splitlines()
+    assert len(superseded) == 1 and b"generation:503" in superseded[0]
+
+
+async def test_a_crash_between_superseding_and_rewriting_counts_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    from aioeval.run.resume import ResumeState
+    from aioeval.types import Candidate, Execution, Generation, InfraError, Passed, make_result
+
+    gen = Generation(attempts=3, retry_count=2, rate_limited=1, retry_overhead_ms=9.0)
+    failed = make_result(
+        Candidate(problem_id="HumanEval/0", sample_index=0, raw="", text="", generation=gen),
+        InfraError(cause="generation:503"),
+        Execution(),
+    )
+    sandbox = make_result(
+        Candidate(problem_id="HumanEval/1", sample_index=0, raw="x", text="x", generation=gen),
+        InfraError(cause="sandbox"),
+        Execution(),
+    )
+    ok = make_result(
+        Candidate(problem_id="HumanEval/2", sample_index=0, raw="x", text="x"),
+        Passed(),
+        Execution(wall_ms=1.0),
+    )
+    (tmp_path / "run.json").write_text('{"benchmark": "humaneval"}')
+    enc = msgspec.json.Encoder()
+    (tmp_path / "results.jsonl").write_bytes(
+        b"".join(enc.encode(r) + b"\n" for r in (failed, sandbox, ok))
+    )
+    carried: list[CandidateResult] = []
+    ResumeState(tmp_path)._supersede(carried.append)  # ... and the process dies here
+    carried.clear()
+    state = ResumeState(tmp_path)
+    state.compact(lambda _r: None, carried.append)
+    # Only generation's own failure is carried: the sandbox one's completion
+    # is judged again with its accounting.
+    assert carried == [failed]
+    assert len((tmp_path / "superseded.jsonl").read_bytes().splitlines()) == 2
+    assert state.kept == 1 and state.dropped_infra == 2

@@ -13,6 +13,7 @@ from aioeval.retry import (
     Failure,
     FakeClock,
     GiveUp,
+    RealClock,
     Retry,
     backoff_s,
     call_with_retry,
@@ -199,3 +200,96 @@ async def test_fake_clock_orders_concurrent_sleepers() -> None:
 
     await _drive(clock, main)
     assert woke == [("a", 1.0), ("b", 2.0), ("c", 2.0)]
+
+
+def throttle(kind: str, retry_after: float | None = None) -> Failure:
+    return Failure(kind="status", status=429, retry_after_s=retry_after, throttle=kind)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("failure", "counted", "decision", "delay"),
+    [
+        # a parallel cap: at once (the limiter waits for a slot), its hint ignored
+        (throttle("concurrency", 60.0), 0, Retry, 0.0),
+        (throttle("concurrency", 60.0), 10, Retry, 0.0),
+        # a rate limit of a serving endpoint: never out of attempts; the
+        # backoff (at most backoff_max_s, here half of it) or the hint, the longer
+        (throttle("rate", 2.0), 10, Retry, 2.5),
+        (throttle("rate", 4.0), 10, Retry, 4.0),
+        (throttle("rate", 3600.0), 1, GiveUp, None),
+        # an unread 429 counts like any failure
+        (status(429), 4, GiveUp, None),
+        (Failure(kind="stalled"), 1, GiveUp, None),
+        (status(503), 3, Retry, None),
+        (status(503), 4, GiveUp, None),
+    ],
+)
+def test_throttles_do_not_use_up_attempts(
+    failure: Failure, counted: int, decision: type, delay: float | None
+) -> None:
+    d = should_retry(failure, 12, POLICY, 0.5, counted=counted)
+    assert isinstance(d, decision)
+    if delay is not None:
+        assert isinstance(d, Retry) and d.delay_s == delay
+    if isinstance(d, GiveUp) and failure.kind == "stalled":
+        assert d.cause == "429" and "rate_limit_patience_s" in d.reason
+
+
+def test_retries_off_means_off_even_for_throttles() -> None:
+    assert isinstance(should_retry(throttle("concurrency"), 1, None, 0.5), GiveUp)
+
+
+@pytest.mark.anyio
+async def test_loop_counts_only_unthrottled_failures_against_max_attempts() -> None:
+    clock = FakeClock()
+    script = [throttle("rate"), status(503)] * 3 + [throttle("concurrency"), None]
+
+    async def attempt(n: int) -> str:
+        f = script[n - 1]
+        if f is not None:
+            raise Boom(f)
+        return "ok"
+
+    result = await _drive(clock, lambda: call_with_retry(attempt, POLICY, failure_of, clock=clock))
+    assert result.value == "ok" and result.attempts == len(script)
+    assert result.rate_limited == 4
+
+
+@pytest.mark.anyio
+async def test_a_stalled_attempt_was_never_sent() -> None:
+    clock = FakeClock()
+
+    async def attempt(n: int) -> str:
+        raise Boom(throttle("rate") if n == 1 else Failure(kind="stalled"))
+
+    result = await _drive(clock, lambda: call_with_retry(attempt, POLICY, failure_of, clock=clock))
+    assert result.attempts == 1 and result.rate_limited == 1
+    assert result.decision is not None and result.decision.cause == "429"
+
+
+@pytest.mark.anyio
+async def test_clock_wait_ends_on_the_event_or_the_timeout() -> None:
+    clock = FakeClock()
+    ended: list[float] = []
+
+    async def main() -> None:
+        event = anyio.Event()
+        await clock.wait(event, 2.0)  # nobody sets it: the timeout
+        ended.append(clock.now())
+        async with anyio.create_task_group() as tg:
+
+            async def setter() -> None:
+                await clock.sleep(0.5)
+                event.set()
+
+            tg.start_soon(setter)
+            await clock.wait(event, 10.0)
+            ended.append(clock.now())
+
+    await _drive(clock, main)
+    assert ended == [2.0, 2.5]
+    real = RealClock()
+    event = anyio.Event()
+    event.set()
+    with anyio.fail_after(5):
+        await real.wait(event, 60.0)  # already set: at once

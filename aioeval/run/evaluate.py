@@ -180,7 +180,7 @@ def _open_directory(run: _Run) -> None:
         raise AioevalError("--resume needs the run directory")
     resume = run.resume = ResumeState(Path(spec.out_dir))
     check_identity(resume.stored, run.record, resume.run_dir)
-    resume.compact(run.stats.add)
+    resume.compact(run.stats.add, run.stats.carry)
     resume.load_pending()
     run.skip |= resume.done | set(resume.pending)
     run.pending = list(resume.pending.values())

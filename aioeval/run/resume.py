@@ -8,6 +8,9 @@ arrived, so nothing paid for is lost). Resuming:
   model, sampling parameters...), naming the first differing field;
 - keeps every journaled verdict except infra_error ones (those samples are
   tried again) and drops a truncated final line (the crash case);
+- moves the infra_error verdicts it drops to superseded.jsonl first, so
+  what generation spent on them (429s, retries, retry overhead, tokens)
+  stays in the run's totals after any number of resumes;
 - re-executes completions that were generated but never judged, and only
   generates what was never generated.
 
@@ -26,7 +29,7 @@ import msgspec
 
 from aioeval.errors import ConfigError
 from aioeval.run import rundir
-from aioeval.run.journal import read_lines, read_results, rewrite_journal
+from aioeval.run.journal import Journal, read_lines, read_results, rewrite_journal
 from aioeval.run.rundir import RunRecord
 from aioeval.types import Candidate, CandidateResult, DatasetInfo
 
@@ -50,6 +53,18 @@ IDENTITY_FIELDS = (
     "params.execute",
     "params.dataset_path",
 )
+
+
+def _identity(r: CandidateResult) -> tuple[str, int, float | None, float | None]:
+    """Tells one journaled verdict from another of the same sample."""
+    return (r.problem_id, r.sample_index, r.gen_started_at, r.finished_at)
+
+
+def spent_on_generation(r: CandidateResult) -> bool:
+    """A superseded verdict whose generation accounting would otherwise be
+    lost: generation gave up. (A sandbox infra_error's completion is in
+    generations.jsonl and is judged again with its accounting.)"""
+    return (r.infra_cause or "").startswith("generation:")
 
 
 class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,8 +119,15 @@ class ResumeState:
         self.dropped_infra = 0
         self.pending: dict[tuple[str, int], Candidate] = {}
 
-    def compact(self, on_kept: Callable[[CandidateResult], None]) -> None:
-        """Rewrite results.jsonl keeping final verdicts, each passed to ``on_kept``."""
+    def compact(
+        self,
+        on_kept: Callable[[CandidateResult], None],
+        on_superseded: Callable[[CandidateResult], None] = lambda _r: None,
+    ) -> None:
+        """Rewrite results.jsonl keeping final verdicts, each passed to
+        ``on_kept``; every verdict superseded so far whose generation
+        accounting counts (`spent_on_generation`) goes to ``on_superseded``."""
+        self._supersede(on_superseded)
         seen: set[tuple[str, int]] = set()
 
         def final() -> Iterator[CandidateResult]:
@@ -123,6 +145,32 @@ class ResumeState:
 
         rewrite_journal(self.run_dir / rundir.RESULTS, final())
         self.done = seen
+
+    def _supersede(self, on_superseded: Callable[[CandidateResult], None]) -> None:
+        """Append the infra_error verdicts about to be dropped to
+        superseded.jsonl, durably, before results.jsonl is rewritten (a
+        crash in between appends them again: they are told apart, not
+        counted twice)."""
+        path = self.run_dir / rundir.SUPERSEDED
+        known: set[tuple[str, int, float | None, float | None]] = set()
+        for r in read_results(path):
+            if _identity(r) not in known:
+                known.add(_identity(r))
+                if spent_on_generation(r):
+                    on_superseded(r)
+        journal: Journal | None = None
+        try:
+            for r in read_results(self.run_dir / rundir.RESULTS):
+                if r.status != "infra_error" or _identity(r) in known:
+                    continue
+                journal = journal or Journal(path)
+                journal.write(r)
+                known.add(_identity(r))
+                if spent_on_generation(r):
+                    on_superseded(r)
+        finally:
+            if journal is not None:
+                journal.close()
 
     def load_pending(self) -> None:
         """Completions journaled but not judged (endpoint runs)."""

@@ -27,6 +27,8 @@ RUN = "run.json"
 RESULTS = "results.jsonl"
 GENERATIONS = "generations.jsonl"
 SUMMARY = "summary.json"
+SUPERSEDED = "superseded.jsonl"
+"""Verdicts a resume replaced, kept for the run's generation accounting."""
 
 
 class RunRecord(msgspec.Struct, frozen=True, kw_only=True):

@@ -73,6 +73,17 @@ class RunStats:
         self.retry_overhead_ms += r.retry_overhead_ms
         self.rate_limited += r.rate_limited
 
+    def carry(self, r: CandidateResult) -> None:
+        """Count only what generation spent on a verdict that was superseded
+        (a resume tried its sample again), so totals survive resumes."""
+        if r.prompt_tokens is not None or r.completion_tokens is not None:
+            self.usage_seen = True
+            self.prompt_tokens += r.prompt_tokens or 0
+            self.completion_tokens += r.completion_tokens or 0
+        self.retry_count += r.retry_count
+        self.retry_overhead_ms += r.retry_overhead_ms
+        self.rate_limited += r.rate_limited
+
     def remove(self, r: CandidateResult) -> None:
         """Undo ``add`` for a verdict that is being replaced (timeout re-check)."""
         self.candidates -= 1

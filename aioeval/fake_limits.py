@@ -1,0 +1,167 @@
+"""The limits the fake OpenAI server enforces, and the headers it reports
+them in (see fake_openai for the dialects). Kept apart from the HTTP side:
+this part decides, the server answers."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import msgspec
+
+from .pace import Bucket
+
+Dialect = Literal["openai", "gateway", "none"]
+
+
+class Refusal(msgspec.Struct, frozen=True, kw_only=True):
+    """A 429 to send: its message, headers, and whether the parallel cap said no."""
+
+    message: str
+    headers: dict[str, str]
+    parallel: bool = False
+
+
+class Window:
+    """A fixed-window counter: ``rpm`` per minute, counted in windows of ``length`` s."""
+
+    def __init__(self, rpm: float, length: float, now: float) -> None:
+        self.limit = int(rpm * length / 60.0)
+        self.length = length
+        self.start = now
+        self.used = 0
+
+    def roll(self, now: float) -> None:
+        if now - self.start >= self.length:
+            self.start += self.length * math.floor((now - self.start) / self.length)
+            self.used = 0
+
+    def remaining(self, now: float) -> int:
+        self.roll(now)
+        return max(0, self.limit - self.used)
+
+    def reset_s(self, now: float) -> float:
+        self.roll(now)
+        return self.start + self.length - now
+
+
+class ServerLimits:
+    """Requests per minute (a bucket or fixed windows), tokens per minute
+    (charged on usage or on max_tokens), and a parallel cap."""
+
+    def __init__(
+        self,
+        now: float,
+        *,
+        rpm: float | None = None,
+        burst: float | None = None,
+        window_s: float | None = None,
+        tpm: float | None = None,
+        tpm_counts: Literal["usage", "max_tokens"] = "usage",
+        tpm_burst_s: float = 1.0,
+        max_parallel: int | None = None,
+        parallel_retry_after_s: float = 60.0,
+        dialect: Dialect = "openai",
+        upstream_factor: float = 10.0,
+    ) -> None:
+        self.rpm = rpm
+        self.tpm = tpm
+        self.tpm_counts = tpm_counts
+        self.max_parallel = max_parallel
+        self.parallel_retry_after_s = parallel_retry_after_s
+        self.dialect = dialect
+        self.upstream_factor = upstream_factor
+        self.bucket: Bucket | None = None
+        self.window: Window | None = None
+        if rpm and window_s:
+            self.window = Window(rpm, window_s, now)
+        elif rpm:
+            self.bucket = Bucket(rpm / 60.0, burst or max(1.0, rpm / 60.0), now)
+        self.tokens: Bucket | None = None
+        if tpm:
+            self.tokens = Bucket(tpm / 60.0, max(1.0, tpm / 60.0 * tpm_burst_s), now)
+
+    def admit(self, now: float, *, charge: int, in_flight: int) -> Refusal | None:
+        """Check every limit for a request that may cost ``charge`` tokens;
+        None lets it in (and counts it)."""
+        if self.max_parallel is not None and in_flight >= self.max_parallel:
+            retry_after = str(math.ceil(self.parallel_retry_after_s))
+            return Refusal(
+                message="max parallel requests reached",
+                headers={"Retry-After": retry_after},
+                parallel=True,
+            )
+        if self.window is not None and self.window.remaining(now) < 1:
+            return self._too_many(self.window.reset_s(now), now)
+        if self.bucket is not None and (wait := self.bucket.wait_s(1, now)) > 0:
+            return self._too_many(wait, now)
+        if self.tokens is not None:
+            need = charge if self.tpm_counts == "max_tokens" else 1
+            if (wait := self.tokens.wait_s(need, now)) > 0:
+                return self._too_many(wait, now)
+            if self.tpm_counts == "max_tokens":
+                self.tokens.take(charge, now)
+        if self.window is not None:
+            self.window.used += 1
+        if self.bucket is not None:
+            self.bucket.take(1, now)
+        return None
+
+    def used(self, tokens: int, now: float) -> None:
+        """A request returned having used ``tokens`` (charged when metered on usage)."""
+        if self.tokens is not None and self.tpm_counts == "usage":
+            self.tokens.take(tokens, now)
+
+    def headers(self, now: float) -> dict[str, str]:
+        """Headers in the configured dialect, for a request just counted."""
+        out: dict[str, str] = {}
+        if self.dialect == "none":
+            return out
+        for resource, budget in (("requests", self._requests(now)), ("tokens", self._tokens(now))):
+            if budget is None:
+                continue
+            limit, reset, remaining = budget
+            if self.dialect == "openai":
+                out[f"x-ratelimit-limit-{resource}"] = str(limit)
+                out[f"x-ratelimit-remaining-{resource}"] = str(remaining)
+                out[f"x-ratelimit-reset-{resource}"] = f"{math.ceil(reset * 1000)}ms"
+                continue
+            shown = remaining + (resource == "requests")  # counted before this one
+            up = int(limit * self.upstream_factor)
+            out[f"x-ratelimit-limit-{resource}"] = str(limit)
+            out[f"x-ratelimit-remaining-{resource}"] = str(shown)
+            out[f"x-ratelimit-api_key-limit-{resource}"] = str(limit)
+            out[f"x-ratelimit-api_key-remaining-{resource}"] = str(shown)
+            out[f"llm_provider-x-ratelimit-limit-{resource}"] = str(up)
+            out[f"llm_provider-x-ratelimit-remaining-{resource}"] = str(up - 1)
+        return out
+
+    def _requests(self, now: float) -> tuple[int, float, int] | None:
+        """(limit per minute, seconds to a whole budget, remaining)."""
+        if self.window is not None and self.rpm:
+            return int(self.rpm), self.window.reset_s(now), self.window.remaining(now)
+        if self.bucket is not None and self.rpm:
+            return int(self.rpm), *_state(self.bucket, now)
+        return None
+
+    def _tokens(self, now: float) -> tuple[int, float, int] | None:
+        if self.tokens is None or not self.tpm:
+            return None
+        return int(self.tpm), *_state(self.tokens, now)
+
+    def _too_many(self, wait_s: float, now: float) -> Refusal:
+        headers: dict[str, str] = {}
+        if self.dialect == "openai":
+            headers = {
+                **self.headers(now),
+                "Retry-After": str(max(1, math.ceil(wait_s))),
+                "retry-after-ms": str(max(1, math.ceil(wait_s * 1000))),
+            }
+        elif self.dialect == "gateway":
+            headers = {"llm_provider-retry-after": str(max(1, math.ceil(wait_s)))}
+        return Refusal(message="rate limit exceeded", headers=headers)
+
+
+def _state(bucket: Bucket, now: float) -> tuple[float, int]:
+    bucket.refill(now)
+    return (bucket.capacity - bucket.level) / bucket.rate, max(0, math.floor(bucket.level))

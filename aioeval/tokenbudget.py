@@ -1,0 +1,127 @@
+"""Token budgets: tokens per minute, counted the way the server counts them.
+
+``tpm_counts: max_tokens`` (OpenAI): each request is charged the larger of
+its prompt estimate and ``max_tokens`` x n when sent, and nothing is
+refunded. ``usage`` (gateways that meter usage): a request holds a
+reservation while in flight (its prompt estimate plus the completion length
+seen so far) and is charged its reported usage when it returns; the
+limiter wakes waiting requests as soon as a reservation comes back. A
+``limit-tokens`` header, with no tpm configured, becomes a usage budget of
+its own, kept no fuller than the ``remaining-tokens`` the server reports.
+Pure arithmetic: every method takes the time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import msgspec
+
+from .pace import Bucket
+
+CHARS_PER_TOKEN = 4
+"""Prompt tokens are estimated as characters / 4 (rounded up) for reservations."""
+TOKEN_BURST_S = 1.0
+"""A token budget holds one second of tpm: servers allow at least that burst
+(OpenAI a minute's worth), so the client never bursts past them."""
+
+TpmCounts = Literal["max_tokens", "usage"]
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
+
+
+class Ask(msgspec.Struct, frozen=True, kw_only=True):
+    """What one request may cost in tokens."""
+
+    prompt: int
+    """Prompt tokens, estimated from its length."""
+    max_tokens: int
+    """Completion cap per sample."""
+    n: int = 1
+
+
+class TokenBudget:
+    """Tokens per minute, counted the way the server counts them."""
+
+    def __init__(self, tpm: float, counts: TpmCounts, now: float, *, hinted: bool = False) -> None:
+        self.counts = counts
+        self.hinted = hinted
+        """Read from the headers, not configured."""
+        self.bucket = Bucket(tpm / 60.0, max(tpm / 60.0 * TOKEN_BURST_S, 1.0), now)
+        self.held = 0.0
+        """Reservations of requests in flight (usage counting)."""
+        self.per_sample: float | None = None
+        """Mean completion tokens per sample seen so far."""
+        self.latency_s = 0.0
+        """Mean time a request is in flight."""
+
+    def set_tpm(self, tpm: float, now: float) -> None:
+        self.bucket.refill(now)
+        self.bucket.rate = tpm / 60.0
+        self.bucket.capacity = max(tpm / 60.0 * TOKEN_BURST_S, 1.0)
+
+    def sync(self, remaining: int, now: float, age_s: float) -> None:
+        """The server said only ``remaining`` were left, at most ``age_s``
+        ago (servers may count when a request arrives): never assume more
+        than that plus the refill since."""
+        self.bucket.refill(now)
+        self.bucket.level = min(self.bucket.level, remaining + self.bucket.rate * age_s)
+
+    def cost(self, ask: Ask) -> int:
+        if self.counts == "max_tokens":
+            return max(ask.prompt, ask.max_tokens * ask.n)
+        expected = ask.max_tokens if self.per_sample is None else self.per_sample
+        return ask.prompt + math.ceil(min(float(ask.max_tokens), expected) * ask.n)
+
+    def wait_s(self, cost: int, now: float) -> float:
+        """Usage counting: what requests in flight hold is charged only when
+        they return, and the bucket refills meanwhile, so a typical
+        latency's refill is credited against it (else long generations
+        could never have the rate's worth of tokens in flight)."""
+        held = max(0.0, self.held - self.bucket.rate * self.latency_s)
+        return self.bucket.wait_s(cost, now, held=held)
+
+    def take(self, cost: int, now: float) -> None:
+        if self.counts == "max_tokens":
+            self.bucket.take(cost, now)
+        else:
+            self.held += cost
+
+    def settle(
+        self,
+        cost: int,
+        now: float,
+        *,
+        used: int | None,
+        completion: int | None,
+        n: int,
+        took_s: float = 0.0,
+    ) -> None:
+        """The request returned after ``took_s``: ``used`` tokens by its
+        usage (None: unknown)."""
+        if self.counts == "max_tokens":
+            return  # charged when sent, never refunded
+        self.latency_s = took_s if not self.latency_s else 0.8 * self.latency_s + 0.2 * took_s
+        self.held -= cost
+        self.bucket.take(cost if used is None else used, now)
+        if completion is not None and n > 0:
+            seen = completion / n
+            self.per_sample = (
+                seen if self.per_sample is None else 0.8 * self.per_sample + 0.2 * seen
+            )
+
+    def refused(self, cost: int, now: float) -> None:
+        """The server refused the request (429): it was not charged."""
+        if self.counts == "max_tokens":
+            self.bucket.give(cost, now)
+        else:
+            self.held -= cost
+
+    def failed(self, cost: int, now: float) -> None:
+        """The request failed otherwise: assume it was charged in full."""
+        if self.counts == "usage":
+            self.held -= cost
+            self.bucket.take(cost, now)

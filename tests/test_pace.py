@@ -1,0 +1,85 @@
+"""Pacing arithmetic (pure): the bucket, and the rate learned from 429s."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from aioeval.pace import BACKOFF, GROWTH, PROBE_EVERY_S, TARGET, Bucket, RateLearner
+
+
+def test_bucket_refills_continuously_and_allows_debt() -> None:
+    b = Bucket(rate=2.0, capacity=4.0, now=0.0)
+    assert b.wait_s(4, 0.0) == 0.0
+    b.take(4, 0.0)
+    assert b.wait_s(1, 0.0) == pytest.approx(0.5)
+    assert b.wait_s(1, 0.5) == 0.0
+    assert b.wait_s(1, 0.5, held=2.0) == pytest.approx(1.0)  # set aside for others
+    # an amount above capacity needs a full bucket, then leaves debt
+    assert b.wait_s(10, 0.5) == pytest.approx(1.5)
+    b.take(10, 2.0)
+    assert b.level == pytest.approx(-6.0)
+    b.give(5, 2.0)
+    assert b.level == pytest.approx(-1.0)
+    b.give(100, 2.0)
+    assert b.level == 4.0  # never above capacity
+
+
+def test_learner_after_an_unpaced_429_grows_from_below_the_measured_rate() -> None:
+    learner = RateLearner()
+    assert learner.rate(0.0) is None
+    assert learner.on_throttle(sent_at=1.0, now=1.0, paced=None, sent=20.0)
+    assert learner.top is None  # a measured send rate is no ceiling
+    assert learner.rate(5.0) == pytest.approx(BACKOFF * 20.0)  # no growth while refused
+    learner.on_success(sent_at=1.1, now=1.2)
+    assert learner.rate(3.2) == pytest.approx(BACKOFF * 20.0 * math.exp(2 * GROWTH))
+
+
+def test_learner_brackets_the_rate_between_two_429s() -> None:
+    learner = RateLearner()
+    learner.on_throttle(sent_at=0.0, now=0.0, paced=None, sent=20.0)
+    for i in range(41):  # 41 accepted in the 10 s between two 429s
+        learner.on_success(sent_at=0.1 + i * 0.24, now=0.3 + i * 0.24)
+    assert learner.on_throttle(sent_at=10.0, now=10.0, paced=5.0, sent=5.0)
+    # budget empty at both ends: at least (accepted - 1) / 10 s
+    assert learner.floor == pytest.approx(4.0)
+    assert learner.top == 5.0
+    assert learner.rate(10.0) == pytest.approx(4.0)  # starts at the floor
+    learner.on_success(sent_at=10.3, now=10.6)
+    late = learner.rate(10.6 + 30.0)
+    assert late is not None and 4.0 < late < TARGET * 5.0  # stays inside the bracket
+
+
+def test_learner_reacts_once_per_episode() -> None:
+    learner = RateLearner()
+    learner.on_throttle(sent_at=0.0, now=0.0, paced=10.0, sent=10.0)
+    pace = learner.rate(0.0)
+    # sent before the lowering: already reacted to
+    assert not learner.on_throttle(sent_at=-0.1, now=0.01, paced=10.0, sent=10.0)
+    # a probe refused again before anything succeeded: the same episode
+    assert not learner.on_throttle(sent_at=0.5, now=0.5, paced=7.0, sent=7.0)
+    assert learner.rate(0.0) == pace and learner.lowered == 1
+    learner.on_success(sent_at=0.6, now=0.8)
+    assert learner.on_throttle(sent_at=0.7, now=0.9, paced=7.0, sent=7.0)
+    assert learner.lowered == 2 and learner.top == 7.0
+
+
+def test_learner_probes_above_the_remembered_level_only_rarely() -> None:
+    learner = RateLearner()
+    learner.on_throttle(sent_at=0.0, now=0.0, paced=10.0, sent=10.0)
+    learner.on_success(sent_at=0.1, now=0.2)
+    before = learner.rate(0.2 + PROBE_EVERY_S - 1.0)
+    after = learner.rate(0.2 + PROBE_EVERY_S + 1.0)
+    assert before is not None and after is not None
+    assert before < TARGET * 10.0 < after <= TARGET * 10.0 * 1.02 + 1e-9
+
+
+def test_learner_reads_a_long_refusal_as_a_window_and_paces_at_the_served_rate() -> None:
+    learner = RateLearner()
+    for i in range(60):  # a minute's budget used in the first 2 s
+        learner.on_success(sent_at=i / 30, now=i / 30 + 0.3)
+    learner.on_throttle(sent_at=2.0, now=2.0, paced=None, sent=30.0)
+    learner.on_success(sent_at=60.0, now=60.3)  # refused until the next window
+    assert learner.top == pytest.approx(61 / 60)
+    assert learner.rate(60.3) == pytest.approx(TARGET * 61 / 60)
