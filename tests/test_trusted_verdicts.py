@@ -118,11 +118,9 @@ ATTACKS: dict[str, str] = {
         """
         _forge_from(sys._getframe())
         import time
-        for _ in range(4):
+        for _ in range(4):  # together past the slot's cgroup cap: the kernel kills
             if os.fork() == 0:
                 block = bytearray(200 * 2**20)
-                for i in range(0, len(block), 4096):
-                    block[i] = 1
                 time.sleep(30)
                 os._exit(0)
         while True:
@@ -181,7 +179,7 @@ def _score(
             f"params.scoring={scoring}",
             "params.timeout_s=1",
             "params.sandbox.memory_mb=256",
-            "params.sandbox.wall_timeout_s=4",
+            "params.sandbox.wall_timeout_s=10",  # room for a loaded machine
         ]
     )
     out = tmp_path / f"run-{scoring}"
@@ -207,7 +205,8 @@ def test_no_attack_passes_strict_scoring(tmp_path: Path) -> None:
     # Dying after forging is the candidate's failure, never a pass.
     assert rows["forge-then-spin"].status == "timeout"
     assert rows["forge-then-segfault"].status == "error"
-    assert rows["forge-then-oom"].status == "error" and "memory" in rows["forge-then-oom"].reason
+    oom = rows["forge-then-oom"]
+    assert oom.status == "error" and "memory" in oom.reason, oom.reason
 
 
 def test_official_model_is_forgeable_and_says_so(tmp_path: Path) -> None:
