@@ -158,9 +158,7 @@ def test_peak_open_counts_overlap_only() -> None:
 
 def _write_run(path: Path, results: list[CandidateResult], summary: Summary) -> None:
     path.mkdir()
-    (path / "results.jsonl").write_bytes(
-        b"".join(msgspec.json.encode(r) + b"\n" for r in results)
-    )
+    (path / "results.jsonl").write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in results))
     (path / "summary.json").write_bytes(msgspec.json.encode(summary))
 
 
@@ -177,7 +175,11 @@ def test_terminal_and_html_print_the_same_facts(tmp_path: Path) -> None:
             infra_cause="generation:status",
         ),
         _result(
-            "HumanEval/1", 1, "infra_error", reason="HTTP 400: other", infra_cause="generation:status"
+            "HumanEval/1",
+            1,
+            "infra_error",
+            reason="HTTP 400: other",
+            infra_cause="generation:status",
         ),
     ]
     summary = _summary(
@@ -240,7 +242,12 @@ def test_live_progress_fits_80_columns_and_names_its_times() -> None:
     assert "…" not in text  # wrapped, never cut
     assert "1,234/32,800" in text and "1,250/32,800" in text
     assert "remaining" in text and "elapsed" in text
-    assert "429s 3" in text and "in flight 16/16" in text and "600 rpm" in text and "passed 822 (66.6%)" in text
+    assert (
+        "429s 3" in text
+        and "in flight 16/16" in text
+        and "600 rpm" in text
+        and "passed 822 (66.6%)" in text
+    )
     start = buf.getvalue()
     assert "journal: /tmp/runs/he-1/results.jsonl" in start
     assert "aioeval run --resume /tmp/runs/he-1" in start
@@ -289,7 +296,8 @@ def test_plain_lines_come_periodically_and_once_at_the_end() -> None:
     lines = buf.getvalue().splitlines()
     assert lines[0] == "journal: o/results.jsonl"
     assert lines[1] == "if interrupted, continue with: aioeval run --resume o"
-    assert all("1/2 judged" in line for line in lines[2:-1])
+    assert "1/2 judged" in lines[2] and "1/2 judged" in lines[3]  # before the second verdict
+    assert all(re.match(r"human-eval: [12]/2 judged", line) for line in lines[2:-1])
     assert lines[-1].startswith("human-eval: 2/2 judged (100%)") and lines[-1].endswith("· done")
     assert "\x1b" not in buf.getvalue()
 

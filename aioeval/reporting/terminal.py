@@ -98,7 +98,13 @@ def print_run_end(facts: RunFacts, console: Console) -> None:
     if not facts.summary.complete:
         console.print(_text(state(facts)))
     out = facts.path
-    console.print(Text(f"results: {out}/results.jsonl  summary: {out}/summary.json"))
+    # Paths are printed whole (the terminal wraps them), so they can be copied.
+    console.print(
+        f"results: {out}/results.jsonl  summary: {out}/summary.json",
+        soft_wrap=True,
+        highlight=False,
+        markup=False,
+    )
 
 
 def print_run_report(facts: RunFacts, console: Console) -> None:
