@@ -15,21 +15,11 @@ from typing import Any
 
 import anyio
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 
 from .config import RunConfig, load_config
 from .errors import AioevalError, ConfigError
-from .events import Event, GenerationUpdate, ResultReady, RunStarted
-from .reporting.terminal import print_summary
+from .reporting.progress import run_progress
+from .reporting.show import show_report, show_run_end
 from .run.evaluate import RunSpec, evaluate
 from .suites import BENCHMARKS
 from .types import Summary
@@ -84,80 +74,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _RateColumn(ProgressColumn):
-    """Items per second of a task (generation or execution)."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:,.0f}/s" if speed else "-/s", style="progress.data.speed")
-
-
-class _Progress:
-    """Renders library events with rich, on stderr, only for a terminal."""
-
-    def __init__(self, console: Console, enabled: bool) -> None:
-        self.console = console
-        self.enabled = enabled
-        self.progress: Progress | None = None
-        self.task: Any = None
-        self.passed = 0
-        self.done = 0
-        self.gen = ""
-        self.out_dir = ""
-        self.total = 0
-        self.executions = 0
-        self.gen_task: Any = None
-
-    def __call__(self, event: Event) -> None:
-        if isinstance(event, RunStarted):
-            self.out_dir = event.out_dir
-            for w in event.warnings:
-                self.console.print(f"[yellow]warning:[/] {w}")
-            if self.enabled:
-                self.progress = Progress(
-                    TextColumn("[bold]{task.description}"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    _RateColumn(),
-                    TextColumn("{task.fields[info]}"),
-                    TimeRemainingColumn(),
-                    console=self.console,
-                    transient=True,
-                )
-                self.progress.start()
-                self.total = event.total
-                self.task = self.progress.add_task(event.benchmark, total=event.total, info="")
-                self.console.print(
-                    f"journal: {event.out_dir}/results.jsonl "
-                    f"(if interrupted: aioeval run --resume {event.out_dir})",
-                    highlight=False,
-                )
-        elif isinstance(event, ResultReady):
-            self.done += 1
-            self.passed += event.result.status == "passed"
-            r = event.result
-            self.executions += r.wall_ms is not None and not r.cached
-            if self.progress is not None:
-                info = f"executed {self.executions} · passed {self.passed} ({self.passed / self.done:.1%})"
-                self.progress.update(self.task, advance=1, info=info)
-        elif isinstance(event, GenerationUpdate):
-            self.gen = (
-                f"requests {event.done} · in flight {event.in_flight}/{event.concurrency} · "
-                f"429s {event.rate_limited} · retries {event.retries} · failed {event.failed}"
-            )
-            if self.progress is not None:
-                if self.gen_task is None:
-                    self.gen_task = self.progress.add_task("generate", total=self.total, info="")
-                self.progress.update(
-                    self.gen_task, completed=event.samples + event.failed, info=self.gen
-                )
-
-    def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-            self.progress = None
-
-
 def _config(args: argparse.Namespace) -> RunConfig:
     overrides = list(args.overrides)
     if args.dataset:
@@ -210,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     except AioevalError as exc:
         err.print(f"aioeval: error: {exc}", highlight=False, markup=False, soft_wrap=True)
         return 2
-    progress = _Progress(err, enabled=err.is_terminal and not args.quiet)
+    progress = run_progress(err, quiet=args.quiet)
     try:
         summary = _run_async(lambda: evaluate(spec, on_event=progress))
     except AioevalError as exc:
@@ -230,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     progress.stop()
     if not args.quiet:
-        print_summary(summary, progress.out_dir, out)
+        show_run_end(progress.out_dir, out)
     if summary.missing:
         err.print(
             "aioeval: warning: this run lacked isolation layers: "
@@ -265,15 +181,7 @@ def _run_async(fn: Callable[[], Any]) -> Summary:
 
 
 def _report(args: argparse.Namespace, out: Console) -> int:
-    from .analysis.runs import load_run
-    from .reporting.html import write_report
-    from .reporting.terminal import print_run_report
-
-    run = load_run(args.run_dir)
-    print_run_report(run, out)
-    if args.html:
-        size = write_report(run, args.html)
-        out.print(f"wrote {args.html} ({size:,} bytes)", highlight=False, markup=False)
+    show_report(args.run_dir, args.html, out)
     return 0
 
 

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from aioeval.analysis.runs import RunDir, load_runs, read_tally
+from aioeval.analysis.runs import RunDir, load_runs, natural_key, read_tally
 from aioeval.analysis.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -38,7 +38,6 @@ from aioeval.analysis.stats import (
     pass_at_k_values,
 )
 from aioeval.errors import ConfigError, InputError
-from aioeval.reporting.html import natural_key
 from aioeval.types import DatasetInfo
 
 DEFINITIONS = {

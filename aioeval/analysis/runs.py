@@ -1,9 +1,12 @@
-"""Reading a finished run back: summary.json, run.json and results.jsonl.
+"""Reading a run back: summary.json, run.json and results.jsonl.
 
 A run directory is what ``aioeval run|score --out DIR`` wrote. A folder whose
 subfolders are run directories (one per benchmark, e.g. ``model-x/human-eval``
 and ``model-x/cruxeval-o``) is read as a set of runs keyed by benchmark, so
 `compare` can pair them benchmark by benchmark.
+
+A run that has no summary.json yet (interrupted, or still running) is read
+by `aioeval.analysis.partial`, for ``aioeval report``.
 
 Every failure is an `InputError` whose one-line message names the file (and
 line); results.jsonl is streamed line by line, never read whole. `tally`
@@ -12,6 +15,7 @@ folds the results into what the report and the comparison need; it is pure.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -28,10 +32,17 @@ from aioeval.suites import get_suite
 from aioeval.types import CandidateResult, Summary
 
 
+def natural_key(text: str) -> str:
+    """Sort key that puts HumanEval/9 before HumanEval/10."""
+    return re.sub(r"\d+", lambda m: m.group().zfill(12), text)
+
+
 class RunDir(msgspec.Struct, frozen=True, kw_only=True):
     path: Path
     summary: Summary
     info: RunRecord | None
+    partial: bool = False
+    """No summary.json yet: ``summary`` was worked out from the journal."""
 
     @property
     def benchmark(self) -> str:
@@ -56,7 +67,8 @@ def _decode_file(path: Path, type_: type[Any]) -> Any:
 
 
 def load_run(path: Path | str) -> RunDir:
-    """One run directory; its summary.json is required, run.json optional."""
+    """One run directory; its summary.json is required, run.json optional
+    (`aioeval.analysis.partial` reads a run that has no summary yet)."""
     path = Path(path)
     if not path.is_dir():
         raise InputError(f"{path}: no such run directory")
@@ -118,13 +130,24 @@ class ProblemTally(msgspec.Struct, kw_only=True):
 
 
 class Span(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
-    """One sample's generation on the wall clock (endpoint runs only)."""
+    """One HTTP request on the wall clock, first send to final answer
+    (endpoint runs only). With ``n`` per request its samples share one span."""
 
     started: float
     finished: float
     attempts: int
+    """HTTP attempts of the request (retries included)."""
     rate_limited: int
     retries: int
+    samples: int = 1
+
+
+class Cause(msgspec.Struct, kw_only=True):
+    """infra_error samples of one cause, and the first one's reason (for an
+    endpoint failure, the server's own message)."""
+
+    count: int = 0
+    first: str = ""
 
 
 class Tally(msgspec.Struct, kw_only=True):
@@ -136,7 +159,14 @@ class Tally(msgspec.Struct, kw_only=True):
     """Sandbox wall time of every executed (not dedup-cached) candidate."""
     gen_latency_ms: list[float]
     spans: list[Span]
+    """One per HTTP request (samples of one request grouped)."""
     candidates: int
+    causes: dict[str, Cause] = {}
+    """infra_error samples by cause, in the order first seen."""
+    last_finished: float = 0.0
+    """Unix time of the latest verdict journaled (0: not recorded)."""
+    stats: RunStats | None = None
+    """The same fold summary.json is computed from (for a run without one)."""
     duplicates: int = 0
     """Lines repeating an earlier (problem, sample): a finished journal has none."""
 
@@ -164,8 +194,10 @@ def tally(
     counts: Counter[str] = Counter()
     wall: list[float] = []
     gen: list[float] = []
-    spans: list[Span] = []
+    requests: dict[tuple[str, float, float], list[int]] = {}
+    causes: dict[str, Cause] = {}
     total = 0
+    last = 0.0
     keys: set[tuple[str, int]] = set()
     for r in results:
         total += 1
@@ -177,6 +209,9 @@ def tally(
             p = problems[r.problem_id] = ProblemTally(problem_id=r.problem_id)
         if r.status == "infra_error":
             p.infra += 1
+            cause = causes.setdefault(r.infra_cause or "unknown", Cause())
+            cause.count += 1
+            cause.first = cause.first or r.reason[:text_limit]
         elif r.status != "passed" and (
             p.failure is None or r.sample_index < p.failure.sample_index
         ):
@@ -191,16 +226,9 @@ def tally(
             wall.append(r.wall_ms)
         if r.latency_ms is not None:
             gen.append(r.latency_ms)
+        last = max(last, r.finished_at or 0.0)
         if r.gen_started_at is not None and r.gen_finished_at is not None:
-            spans.append(
-                Span(
-                    started=r.gen_started_at,
-                    finished=r.gen_finished_at,
-                    attempts=max(r.attempts, 1),
-                    rate_limited=r.rate_limited,
-                    retries=r.retry_count,
-                )
-            )
+            _add_to_request(requests, r, r.gen_started_at, r.gen_finished_at)
     suite = get_suite(benchmark, Params(scoring="official" if scoring == "official" else "strict"))
     for pid, (n, c) in suite.pass_counts(stats.per_problem).items():
         problems[pid].n, problems[pid].c = n, c
@@ -209,10 +237,38 @@ def tally(
         counts=dict(counts),
         wall_ms=wall,
         gen_latency_ms=gen,
-        spans=spans,
+        spans=[
+            Span(
+                started=k[1],
+                finished=k[2],
+                attempts=v[0],
+                rate_limited=v[1],
+                retries=v[2],
+                samples=v[3],
+            )
+            for k, v in requests.items()
+        ],
         candidates=total,
         duplicates=total - len(keys),
+        causes=causes,
+        last_finished=last,
+        stats=stats,
     )
+
+
+def _add_to_request(
+    requests: dict[tuple[str, float, float], list[int]],
+    r: CandidateResult,
+    started: float,
+    finished: float,
+) -> None:
+    """The samples of one request (``n`` > 1) share its problem and both
+    timestamps, and each carries the request's attempts but only its share of
+    retries and 429s; grouping them counts HTTP requests, not samples."""
+    acc = requests.setdefault((r.problem_id, started, finished), [max(r.attempts, 1), 0, 0, 0])
+    acc[1] += r.rate_limited
+    acc[2] += r.retry_count
+    acc[3] += 1
 
 
 def read_tally(run: RunDir) -> Tally:

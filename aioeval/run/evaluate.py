@@ -250,7 +250,7 @@ async def _execute(
 
 
 def _run_notes(run: _Run, executed: _Executed) -> list[str]:
-    notes = []
+    notes = list(run.plan.notes)
     if run.spec.config.params.recheck_timeouts:
         notes.append(f"recheck_timeouts: {executed.flips} timeout verdicts flipped on re-check")
     if run.resume is not None:

@@ -77,6 +77,8 @@ class Plan:
     producer: Producer | None = None
     """None for replay: its results are already decided."""
     replay: list[CandidateResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """For summary.json's notes (e.g. repeated lines in a samples file)."""
 
 
 async def plan(
@@ -102,9 +104,32 @@ async def plan(
         assert samples is not None
         cands = list(suite.read_samples(Path(samples), dataset))
         dataset = _covered(dataset, {c.problem_id for c in cands})
-        return Plan(mode=mode, dataset=dataset, total=len(cands), producer=iter_producer(cands))
+        return Plan(
+            mode=mode,
+            dataset=dataset,
+            total=len(cands),
+            producer=iter_producer(cands),
+            notes=repeat_notes(cands),
+        )
     producer, total = await endpoint_producer(suite, dataset, cfg, emit, skip)
     return Plan(mode=mode, dataset=dataset, total=total, producer=producer)
+
+
+def repeat_notes(cands: list[Candidate]) -> list[str]:
+    """Samples that repeat an earlier one of the same problem word for word
+    are scored and counted in n, as upstream does; say how many there are."""
+    seen: set[tuple[str, str]] = set()
+    repeats = 0
+    for c in cands:
+        key = (c.problem_id, c.raw)
+        repeats += key in seen
+        seen.add(key)
+    if not repeats:
+        return []
+    return [
+        f"samples file: {repeats:,} samples repeat an earlier sample of the same problem "
+        "word for word; each is scored and counted in n, as upstream does"
+    ]
 
 
 def _covered(dataset: Dataset, present: set[str]) -> Dataset:

@@ -146,11 +146,12 @@ class RunStats:
             total = self.prompt_tokens + self.completion_tokens
             add("total_tokens", float(total), "tokens", "deterministic", False)
             price = cfg.target.price
-            cost = (
-                self.prompt_tokens * price.prompt_per_million
-                + self.completion_tokens * price.completion_per_million
-            ) / 1e6
-            add("cost_usd", cost, "USD", "deterministic", False)
+            if price.prompt_per_million or price.completion_per_million:  # a price is set
+                cost = (
+                    self.prompt_tokens * price.prompt_per_million
+                    + self.completion_tokens * price.completion_per_million
+                ) / 1e6
+                add("cost_usd", cost, "USD", "deterministic", False)
         if cfg.params.retry is not None:
             add("retry_count", float(self.retry_count), "count", "environmental", False)
             add("retry_overhead_ms", self.retry_overhead_ms, "ms", "environmental", False)
