@@ -25,6 +25,7 @@ Only ``test_list`` is scored, as MBPP's own figures are;
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -78,12 +79,12 @@ def child_program(problem: Problem, completion: str) -> str:
     return DISPATCH + problem.fields["test_setup_code"] + "\n" + completion
 
 
-def verifier_setup(problem: Problem) -> str:
+def verifier_setup(tests: tuple[str, ...], setup: str) -> str:
     """The trusted side's setup: imports the asserts reach, the problem's
     setup, and a stub per candidate function that calls through the proxy."""
-    plan = data.plan_of(problem)
+    plan = data.plan_tests(tests, setup)
     lines = [f"import {m}" for m in plan.modules]
-    lines.append(problem.fields["test_setup_code"])
+    lines.append(setup)
     for name in plan.functions:
         lines.append(f"def {name}(*args, **kwargs):\n    return {CALL}({name!r}, *args, **kwargs)")
     return "\n".join(lines) + "\n"
@@ -101,12 +102,17 @@ def driver(tests: tuple[str, ...]) -> str:
     return "\n".join(out) + "\n"
 
 
+@functools.lru_cache(maxsize=4096)
+def _trusted_half(tests: tuple[str, ...], setup: str) -> tuple[str, str]:
+    """(setup, driver) for the verifier, made once per problem: parsing and
+    unparsing the asserts costs far more than a candidate's fork."""
+    return verifier_setup(tests, setup), driver(tests)
+
+
 def checked_task(problem: Problem, completion: str) -> Checked:
+    setup, drive = _trusted_half(data.tests_of(problem), problem.fields["test_setup_code"])
     return Checked(
-        program=child_program(problem, completion),
-        entry=CALL,
-        setup=verifier_setup(problem),
-        driver=driver(data.tests_of(problem)),
+        program=child_program(problem, completion), entry=CALL, setup=setup, driver=drive
     )
 
 

@@ -109,10 +109,6 @@ def tests_of(problem: Problem, field: str = "test_list") -> tuple[str, ...]:
     return tuple(orjson.loads(problem.fields[field]))
 
 
-def plan_of(problem: Problem) -> TestPlan:
-    return plan_tests(tests_of(problem), problem.fields["test_setup_code"])
-
-
 def _problem(row: _Row) -> Problem:
     for i, test in enumerate(row.challenge_test_list):
         _parse(test, f"challenge_test_list[{i}]")

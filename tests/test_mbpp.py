@@ -26,6 +26,10 @@ FIXTURE = data.fixture_problems()
 BY_ID = {p.id: p for p in FIXTURE}
 
 
+def plan_of(problem: Problem) -> data.TestPlan:
+    return data.plan_tests(data.tests_of(problem), problem.fields["test_setup_code"])
+
+
 def row(**over: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
         "task_id": 7,
@@ -56,12 +60,12 @@ def test_fixture_loads_with_int_ids_as_strings() -> None:
 
 
 def test_plan_finds_the_solutions_functions_and_the_modules_the_asserts_use() -> None:
-    assert data.plan_of(BY_ID["1"]) == data.TestPlan(functions=("count_vowels",), modules=())
-    assert data.plan_of(BY_ID["7"]) == data.TestPlan(functions=("hypotenuse",), modules=("math",))
+    assert plan_of(BY_ID["1"]) == data.TestPlan(functions=("count_vowels",), modules=())
+    assert plan_of(BY_ID["7"]) == data.TestPlan(functions=("hypotenuse",), modules=("math",))
     # GRID comes from the setup, set/sorted are builtins: none is the candidate's.
-    assert data.plan_of(BY_ID["8"]).functions == ("grid_sum",)
-    assert data.plan_of(BY_ID["10"]).functions == ("common_items",)
-    assert data.plan_of(BY_ID["9"]).functions == ("to_celsius", "to_fahrenheit")
+    assert plan_of(BY_ID["8"]).functions == ("grid_sum",)
+    assert plan_of(BY_ID["10"]).functions == ("common_items",)
+    assert plan_of(BY_ID["9"]).functions == ("to_celsius", "to_fahrenheit")
     # Names a test binds itself (comprehensions, lambdas) are not the candidate's.
     plan = data.plan_tests(("assert all(f(x) for x in range(3))", "assert (lambda y: g(y))(1)"), "")
     assert plan.functions == ("f", "g")
