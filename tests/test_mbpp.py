@@ -240,6 +240,7 @@ def test_mock_records_agree_with_real_execution(tmp_path: Path, scoring: str) ->
     proc = aioeval(
         "score", "--benchmark", "mbpp", "--samples", str(samples), "--out", str(out),
         "--set", f"params.scoring={scoring}", "--set", "params.timeout_s=1",
+        "--set", "params.sandbox.wall_timeout_s=30",  # a timeout, never starved, under load
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     _summary, results = read_run(out)

@@ -76,10 +76,14 @@ TRICKS: dict[str, str] = {
 
 
 def _score(
-    tmp_path: Path, task_id: int, completions: dict[str, str], scoring: str
+    tmp_path: Path, task_id: int, completions: dict[str, str], scoring: str, wall_s: float = 30
 ) -> tuple[Summary, dict[str, CandidateResult]]:
+    """Score ``completions`` of one problem. The default wall-clock backstop
+    is far above the 1 s CPU budget, so on a loaded 2-core machine a spinning
+    candidate still reaches its budget (a timeout) instead of being stopped
+    as starved (an infra_error); candidates that sleep wait for all of it."""
     names = list(completions)
-    samples = tmp_path / f"samples-{task_id}-{scoring}.jsonl"
+    samples = tmp_path / f"samples-{task_id}-{scoring}-{wall_s:g}.jsonl"
     samples.write_text(
         "".join(
             json.dumps({"task_id": task_id, "completion": completions[n]}) + "\n" for n in names
@@ -90,10 +94,10 @@ def _score(
             f"params.scoring={scoring}",
             "params.timeout_s=1",
             "params.sandbox.memory_mb=256",
-            "params.sandbox.wall_timeout_s=4",
+            f"params.sandbox.wall_timeout_s={wall_s:g}",
         ]
     )
-    out = tmp_path / f"run-{task_id}-{scoring}"
+    out = tmp_path / f"run-{task_id}-{scoring}-{wall_s:g}"
     spec = aioeval.RunSpec(benchmark="mbpp", config=cfg, samples=str(samples), out_dir=str(out))
     summary = anyio.run(lambda: aioeval.evaluate(spec))
     assert (out / "summary.json").exists()
@@ -108,8 +112,13 @@ def test_no_attack_passes_strict_scoring(tmp_path: Path) -> None:
         for name, code in ATTACKS.items()
     }
     completions["honest-right"] = RIGHT
+    # It sleeps after its helpers hit the memory limit: a short backstop ends it.
+    sleeper = {"forge-then-oom": completions.pop("forge-then-oom")}
     summary, rows = _score(tmp_path, 1, completions, "strict")
-    assert summary.complete and len(rows) == len(completions)
+    sleeper_summary, sleeper_rows = _score(tmp_path, 1, sleeper, "strict", wall_s=4)
+    assert summary.complete and sleeper_summary.complete
+    rows |= sleeper_rows
+    assert len(rows) == len(ATTACKS) + 1
     fooled = {n: r.reason for n, r in rows.items() if r.status == "passed" and n != "honest-right"}
     assert fooled == {}
     assert rows["honest-right"].status == "passed"
