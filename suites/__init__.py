@@ -15,11 +15,13 @@ from aioeval.errors import ConfigError
 from .base import Suite
 from .cruxeval import CruxEvalI, CruxEvalO
 from .human_eval import HumanEval
+from .mbpp import Mbpp
 
 REGISTRY: dict[str, Callable[[Params], Suite]] = {
     "human-eval": HumanEval,
     "cruxeval-o": CruxEvalO,
     "cruxeval-i": CruxEvalI,
+    "mbpp": Mbpp,
 }
 
 BENCHMARKS = tuple(REGISTRY)

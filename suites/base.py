@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio.to_thread
 import msgspec
 import orjson
 
 from aioeval.config import Params
+from aioeval.errors import InputError
 from aioeval.executors.base import Executor
 from aioeval.metrics import pass_at_k
 from aioeval.sandbox.protocol import Outcome
@@ -196,3 +197,42 @@ def dataset_of(name: str, version: str, problems: list[Problem], params: Params)
         problems=kept,
         full_size=len(problems) if len(kept) < len(problems) else None,
     )
+
+
+def jsonl_rows(
+    lines: Iterable[bytes], source: str, decoder: msgspec.json.Decoder[T]
+) -> Iterator[tuple[int, T]]:
+    """Each non-blank line decoded, with its number; a line that does not
+    decode is an error naming ``source:line`` and, from msgspec, the field."""
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise InputError(f"{source}:{lineno}: {exc}") from None
+
+
+def read_completions(
+    path: Path, dataset: Dataset, decoder: msgspec.json.Decoder[Any]
+) -> Iterator[Candidate]:
+    """Candidates from a samples file of ``{"task_id", "completion"}`` lines
+    (HumanEval's shape); a task's samples are indexed in file order."""
+    known = {p.id for p in dataset.problems}
+    seen: dict[str, int] = {}
+    out: list[Candidate] = []
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read samples: {exc.strerror}") from None
+    with fh:
+        for lineno, row in jsonl_rows(fh, str(path), decoder):
+            pid = str(row.task_id)
+            if pid not in known:
+                raise InputError(f"{path}:{lineno}: unknown task_id {row.task_id!r}")
+            index = seen[pid] = seen.get(pid, -1) + 1
+            text = row.completion
+            out.append(Candidate(problem_id=pid, sample_index=index, raw=text, text=text))
+    if not out:
+        raise InputError(f"{path}: no samples found")
+    return iter(out)

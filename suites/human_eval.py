@@ -41,6 +41,7 @@ from .base import (
     Prompt,
     SuiteBase,
     dataset_of,
+    read_completions,
     unwrap_fence,
     verdict_from_outcome,
 )
@@ -158,34 +159,4 @@ class HumanEval(SuiteBase):
         return [msgspec.json.decode(line, type=MockRecord) for line in data.splitlines() if line]
 
     def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]:
-        known = {p.id for p in dataset.problems}
-        seen: dict[str, int] = {}
-        decoder = msgspec.json.Decoder(_Line)
-        out: list[Candidate] = []
-        try:
-            fh = path.open("rb")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read samples: {exc.strerror}") from None
-        with fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = decoder.decode(line)
-                except msgspec.DecodeError as exc:
-                    raise InputError(f"{path}:{lineno}: {exc}") from None
-                if row.task_id not in known:
-                    raise InputError(f"{path}:{lineno}: unknown task_id {row.task_id!r}")
-                index = seen.get(row.task_id, 0)
-                seen[row.task_id] = index + 1
-                out.append(
-                    Candidate(
-                        problem_id=row.task_id,
-                        sample_index=index,
-                        raw=row.completion,
-                        text=row.completion,
-                    )
-                )
-        if not out:
-            raise InputError(f"{path}: no samples found")
-        return iter(out)
+        return read_completions(path, dataset, msgspec.json.Decoder(_Line))
