@@ -41,6 +41,7 @@ from aioeval.executors import SandboxPool
 from aioeval.executors.ray import RayPool
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.sandbox.protocol import Outcome
+from aioeval.testing.executors import ScriptedExecutor
 
 ROOT = Path(__file__).resolve().parent.parent
 CRUX = ROOT.parent / "shared" / "data" / "cruxeval"
@@ -110,27 +111,15 @@ async def timed_run(
         rows[(r["problem_id"], r["sample_index"])] = r["status"]
     shutil.rmtree(out, ignore_errors=True)
     took = marks["end"] - marks["start"]
-    done = summary.executions if factory is not InstantPool else summary.candidates
+    done = summary.executions if factory is not instant_pool else summary.candidates
     return done / took, marks["start"] - t0, (summary.candidates, summary.executions), rows
 
 
-class InstantPool:
+def instant_pool(cfg: RunConfig) -> SandboxPool:
     """Answers every job at once: the pipeline's own ceiling."""
-
-    size = 64
-
-    def __init__(self, cfg: RunConfig) -> None:
-        self.cfg = cfg
-
-    @property
-    def layers(self) -> list[str]:
-        return []
-
-    async def run(self, program: str, value_expr: str | None = None) -> Outcome:
-        return Outcome(id=0, status="passed", wall_ms=1.0, cpu_ms=1.0)
-
-    async def aclose(self) -> None:
-        return None
+    return ScriptedExecutor(
+        lambda _task: Outcome(id=0, status="passed", wall_ms=1.0, cpu_ms=1.0), size=64
+    )
 
 
 async def dispatch_probe(sequential: int, concurrent: int, total: int) -> tuple[float, float]:
@@ -167,7 +156,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     try:
         what, benchmark, samples, sets = workload(tmp)
         t0 = time.perf_counter()
-        ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+        ray.init(
+            address="local",
+            num_cpus=cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            _node_ip_address="127.0.0.1",  # nothing of it listens beyond loopback
+        )
         ray_init_s = time.perf_counter() - t0
         local_eps: list[float] = []
         ray_eps: list[float] = []
@@ -202,7 +197,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         rtt_ms, batches_per_s = await dispatch_probe(200, 32, 3000)
         cap = []
         for _ in range(2):
-            eps, _, _, _ = await timed_run(tmp, "instant", benchmark, samples, sets, InstantPool)
+            eps, _, _, _ = await timed_run(tmp, "instant", benchmark, samples, sets, instant_pool)
             cap.append(eps)
         ray.shutdown()
     finally:

@@ -1,4 +1,4 @@
-"""The sandbox pool on Ray (aioeval/ray_pool.py).
+"""The sandbox pool on Ray (aioeval/executors/ray/).
 
 Tests marked ``ray`` start one local Ray instance in this process
 (``ray.init(address="local", num_cpus=2)``), and one test starts a head plus
