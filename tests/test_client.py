@@ -9,12 +9,18 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from aioeval.client import Client, RequestError, parse_completion, request_body, server_message
 from aioeval.config import Params, RetryConfig, Target
-from aioeval.credentials import ApiKey, resolve_credentials
 from aioeval.errors import ConfigError, EndpointError
-from aioeval.fake_openai import FakeConfig, FakeOpenAI
+from aioeval.generation.client import (
+    Client,
+    RequestError,
+    parse_completion,
+    request_body,
+    server_message,
+)
+from aioeval.generation.credentials import ApiKey, resolve_credentials
 from aioeval.suites.base import Prompt
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI
 
 PROMPT = Prompt(
     messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}],

@@ -19,10 +19,10 @@ import pytest
 from aioeval.config import decode_config
 from aioeval.errors import ConfigError, EndpointError
 from aioeval.events import Event, GenerationUpdate
-from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites.human_eval import load_problems
 from aioeval.testing.executors import GatedExecutor
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import Summary
 
 PROBLEMS = load_problems()

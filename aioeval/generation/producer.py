@@ -41,20 +41,20 @@ import anyio.abc
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
+from aioeval.config import RunConfig
+from aioeval.errors import ConfigError
+from aioeval.events import EventHook, GenerationUpdate
+from aioeval.types import Candidate, Dataset, Generation, InfraError, Problem
+
 from .client import Client, Completion, RequestError, failure_of
-from .config import RunConfig
 from .credentials import ApiKey, resolve_credentials
-from .errors import ConfigError
-from .events import EventHook, GenerationUpdate
 from .netguard import check_endpoint
-from .ratelimit import Outcome, RateLimiter, Stalled
+from .ratelimit import Ask, Outcome, RateLimiter, Stalled, estimate_tokens
 from .retry import Attempted, Clock, Failure, RealClock, Retry, call_with_retry
-from .tokenbudget import Ask, estimate_tokens
-from .types import Candidate, Dataset, Generation, InfraError, Problem
 
 if TYPE_CHECKING:
-    from .run.contract import Producer, WorkItem
-    from .suites.base import Prompt, Suite
+    from aioeval.run.contract import Producer, WorkItem
+    from aioeval.suites.base import Prompt, Suite
 
 WINDOW_POLL_S = 0.005
 
@@ -154,7 +154,7 @@ def window_size(cfg: RunConfig) -> int:
     """Samples generation may hold: ``params.buffer``, by default the larger
     of the pipeline's default buffer and the concurrency limit (so a slow,
     remote endpoint can keep max_concurrency requests in flight)."""
-    from .run.contract import default_buffer
+    from aioeval.run.contract import default_buffer
 
     return cfg.params.buffer or max(
         default_buffer(cfg.workers), cfg.target.rate_limit.max_concurrency
@@ -367,7 +367,7 @@ class Generator:
         gave up, an infra_error per sample, each with its accounting. Returns
         how many samples it settled (fewer choices than asked: the server
         ignores ``n``, so ask one at a time from now on)."""
-        from .run.contract import WorkItem
+        from aioeval.run.contract import WorkItem
 
         k = len(indices)
         verdict: InfraError | None = None

@@ -9,7 +9,7 @@ carrying the problem id, sample index and attempt it belongs to, plus a
     EndpointError (aioeval.errors)
     ├── RequestError        one generation request failed (status, timeout,
     │                       dropped connection, malformed body)
-    └── UnsafeEndpointError refused by the SSRF guard (aioeval.netguard)
+    └── UnsafeEndpointError refused by the SSRF guard (aioeval.generation.netguard)
 
 Redirects are not followed (a redirect could lead past the SSRF guard, and
 the Authorization header with it). The API key goes into that header and
@@ -27,13 +27,14 @@ import aiohttp
 import anyio
 import msgspec
 
-from .config import Params, Target
+from aioeval.config import Params, Target
+from aioeval.errors import EndpointError
+from aioeval.suites.base import Prompt
+
 from .credentials import ApiKey
-from .errors import EndpointError
 from .netguard import GuardedResolver, UnsafeEndpointError
-from .ratehints import RateHeaders, read_headers
+from .ratelimit import RateHeaders, read_headers
 from .retry import Failure, RealClock, call_with_retry
-from .suites.base import Prompt
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True):

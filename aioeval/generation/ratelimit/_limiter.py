@@ -35,11 +35,11 @@ from typing import Literal
 import anyio
 import msgspec
 
-from .pace import HINT_MARGIN, Pace
-from .parallel import ParallelCap
-from .ratehints import RateHeaders, pause_for
-from .retry import Clock
-from .tokenbudget import Ask, TokenBudget, TpmCounts
+from ..retry import Clock
+from ._hints import RateHeaders, pause_for
+from ._pace import HINT_MARGIN, Pace
+from ._parallel import ParallelCap
+from ._tokens import Ask, TokenBudget, TpmCounts
 
 PAUSE_MARGIN = (0.02, 0.02)
 """A server's pause is extended by 20 ms plus 2%, so a probe does not land early."""
