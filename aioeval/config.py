@@ -77,8 +77,9 @@ class Target(Base, frozen=True):
     """Model name sent in each request."""
     credentials_ref: str | None = None
     """Where the API key comes from: ``env:NAME``. Never logged or stored."""
-    api: Literal["chat", "completions"] = "chat"
-    """Chat completions or legacy completions."""
+    api: str = "chat"
+    """Endpoint API by name: ``chat`` (chat completions), ``completions``
+    (legacy completions), or another entry of aioeval.generation.codecs.REGISTRY."""
     retries: RetryConfig = RetryConfig()
     """Retry bounds for control-plane calls (model listing), not generation."""
     rate_limit: RateLimit = RateLimit()

@@ -213,6 +213,7 @@ async def test_refusals_before_any_request(tmp_path: Path) -> None:
             ({"endpoint": "http://169.254.169.254/v1"}, EndpointError, "metadata"),
             ({"endpoint": "file:///etc/passwd"}, EndpointError, "only http and https"),
             ({"model": None}, ConfigError, "target.model"),
+            ({"api": "chta"}, ConfigError, "unknown endpoint API"),
             ({"credentials_ref": "env:AIOEVAL_SURELY_UNSET"}, ConfigError, "not set"),
         ]:
             cfg = config(fake.url)

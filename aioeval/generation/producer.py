@@ -47,6 +47,7 @@ from aioeval.events import EventHook, GenerationUpdate
 from aioeval.types import Candidate, Dataset, Generation, InfraError, Problem
 
 from .client import Client, Completion, RequestError, failure_of
+from .codecs import get_codec
 from .credentials import ApiKey, resolve_credentials
 from .netguard import check_endpoint
 from .ratelimit import Ask, Outcome, RateLimiter, Stalled, estimate_tokens
@@ -70,6 +71,7 @@ def check_ready(cfg: RunConfig) -> None:
         raise ConfigError("llm-endpoint needs target.endpoint (e.g. http://127.0.0.1:8000/v1)")
     if not cfg.target.model:
         raise ConfigError("llm-endpoint needs target.model")
+    get_codec(cfg.target.api)
 
 
 async def endpoint_producer(
@@ -281,11 +283,7 @@ class Generator:
         """One request for the samples ``indices`` of ``problem``, retried,
         its samples (or their infra_error) handed on."""
         k = len(indices)
-        text = (
-            prompt.text
-            if self.cfg.target.api == "completions"
-            else "".join(m.get("content", "") for m in prompt.messages)
-        )
+        text = client.codec.prompt_text(prompt)
         ask = Ask(prompt=estimate_tokens(text), max_tokens=self.cfg.params.max_tokens, n=k)
 
         async def attempt(number: int) -> Completion:
