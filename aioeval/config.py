@@ -157,7 +157,8 @@ class Params(Base, frozen=True):
     """Sandbox slots; default one per CPU core."""
     buffer: int | None = None
     """Completions allowed to wait for a sandbox slot (backpressure); default max(64, 4 x workers).
-    Endpoint runs also bound samples in flight by it (default: at least max_concurrency)."""
+    Endpoint runs bound samples requested or waiting by the larger of this and
+    target.rate_limit.max_concurrency, so the buffer never caps the concurrency."""
     temperature: float | None = None
     """Sampling temperature (None: server default)."""
     top_p: float | None = None

@@ -21,7 +21,7 @@ from aioeval.errors import ConfigError, EndpointError
 from aioeval.events import Event, GenerationUpdate
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites.human_eval import load_problems
-from aioeval.testing.executors import GatedExecutor
+from aioeval.testing.executors import GatedExecutor, ScriptedExecutor
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import Summary
 
@@ -235,7 +235,9 @@ async def test_refusals_before_any_request(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_generation_waits_for_a_saturated_pool(tmp_path: Path) -> None:
     pool = GatedExecutor()
-    cfg = decode_config(config("", limit=10, n_samples=4, buffer=4, dedup=False))
+    raw = config("", limit=10, n_samples=4, buffer=4, dedup=False)
+    raw["target"]["rate_limit"] = {"max_concurrency": 4}
+    cfg = decode_config(raw)
     summary: Summary | None = None
     async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:10])) as fake:
         target = msgspec.structs.replace(cfg.target, endpoint=fake.url)
@@ -257,11 +259,43 @@ async def test_generation_waits_for_a_saturated_pool(tmp_path: Path) -> None:
                     await anyio.sleep(0.01)
             await anyio.sleep(0.3)  # give a runaway producer time to show itself
             held = fake.samples
-            # 2 executing + 4 in the stream + 1 in the journal relay + a window of 4
-            assert 2 <= held <= 2 + 4 + 1 + 4
+            # 2 executing + a window of 4 samples (the stream's buffer included)
+            assert 2 <= held <= 2 + 4
             pool.gate.set()
     assert summary is not None and summary.counts["passed"] == 40
     assert fake.samples == 40
+
+
+@pytest.mark.anyio
+async def test_max_concurrency_is_reached_above_the_pipeline_buffer(tmp_path: Path) -> None:
+    """A buffer of 4 does not cap 12 requests in flight: the window is at
+    least max_concurrency. The server holds every answer until 12 are in
+    flight (a client capped below that never gets there)."""
+    raw = config("", limit=12, buffer=4, dedup=False)
+    raw["target"]["request_timeout_s"] = 60
+    raw["target"]["rate_limit"] = {"rpm": 60000, "max_concurrency": 12}  # paced: no slow start
+    summary: Summary | None = None
+    async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:12])) as fake:
+        raw["target"]["endpoint"] = fake.url
+        spec = RunSpec(
+            benchmark="human-eval",
+            platform="llm-endpoint",
+            config=decode_config(raw),
+            out_dir=str(tmp_path / "o"),
+        )
+        fake.hold_answers()
+
+        async def go() -> None:
+            nonlocal summary
+            summary = await evaluate(spec, pool_factory=lambda _c: ScriptedExecutor())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(go)
+            with anyio.fail_after(30):
+                await fake.wait_in_flight(12)
+            fake.release_answers()
+    assert summary is not None and summary.counts["passed"] == 12
+    assert fake.max_in_flight == 12 and fake.requests == 12
 
 
 def _cli(out: Path, cfg_path: Path, *extra: str) -> list[str]:

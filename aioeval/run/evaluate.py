@@ -31,7 +31,7 @@ from aioeval.run.journal import Journal
 from aioeval.run.judge import Judge
 from aioeval.run.modes import Plan, Platform, identify, mode_of, plan, platform_of
 from aioeval.run.resume import ResumeState, check_identity
-from aioeval.run.stages import run_stages, with_pending
+from aioeval.run.stages import TakeSignal, run_stages, with_pending
 from aioeval.run.summary import RunStats, build_summary
 from aioeval.suites import get_suite
 from aioeval.suites.base import Suite
@@ -231,9 +231,10 @@ async def _execute(
         )
         problems = {p.id: p for p in run.plan.dataset.problems}
         judge = Judge(run.suite, problems, pool, cfg.params)
-        producer = with_pending(run.pending, run.plan.producer, run.skip, gen_journal)
+        taken = TakeSignal()
+        producer = with_pending(run.pending, run.plan.producer, run.skip, gen_journal, taken)
         buffer = cfg.params.buffer or default_buffer(pool.size)
-        await run_stages(producer, judge, sink, workers=pool.size, buffer=buffer)
+        await run_stages(producer, judge, sink, workers=pool.size, buffer=buffer, taken=taken)
         flips = 0
         if judge.timeouts:
             journal.close()

@@ -191,6 +191,8 @@ class FakeOpenAI:
             dialect=cfg.hints,
             upstream_factor=cfg.upstream_factor,
         )
+        self._gate: asyncio.Event | None = None
+        self._moved = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -234,6 +236,20 @@ class FakeOpenAI:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    def hold_answers(self) -> None:
+        """Accepted requests wait for `release_answers` before answering, so a
+        test can see how many a client keeps in flight."""
+        self._gate = asyncio.Event()
+
+    def release_answers(self) -> None:
+        if self._gate is not None:
+            self._gate.set()
+
+    async def wait_in_flight(self, n: int) -> None:
+        """Return once ``n`` requests are in flight together."""
+        while self.in_flight < n:
+            await self._moved.wait()
 
     def _next_fault(self) -> str:
         if self.script:
@@ -285,6 +301,8 @@ class FakeOpenAI:
             self.faults[fault] += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self._moved.set()
+        self._moved = asyncio.Event()
         try:
             return await self._answer(request, body, fault, headers)
         finally:
@@ -293,6 +311,8 @@ class FakeOpenAI:
     async def _answer(
         self, request: web.Request, body: dict[str, Any], fault: str, headers: dict[str, str]
     ) -> web.StreamResponse:
+        if self._gate is not None:
+            await self._gate.wait()
         lo, hi = self.config.latency_s
         delay = self.rng.uniform(lo, hi) if hi > 0 else 0.0
         if fault == "slow":
