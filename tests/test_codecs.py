@@ -165,5 +165,7 @@ async def test_a_registered_codec_is_used_end_to_end(
     assert ping == {"engine": "tiny-1", "input": "ping", "samples": 1, "limit": 1}
     assert len(runs) == 2
     assert all(b["samples"] == 2 and b["limit"] == 600 and b["engine"] == "tiny-1" for b in runs)
+    rows = (tmp_path / "o" / "results.jsonl").read_bytes().splitlines()
+    assert [msgspec.json.decode(r)["finish_reason"] for r in rows] == ["done"] * 4
     total = summary.measurement("human-eval.total_tokens")
     assert total is not None and total.value == 2 * (3 + 5)  # the codec's usage, split once

@@ -102,6 +102,27 @@ async def test_fenced_answers_are_unwrapped_and_scored(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_a_completion_cut_at_max_tokens_is_recorded_as_length(tmp_path: Path) -> None:
+    """The fake server cuts answers at max_tokens, as real ones do; its
+    answers to HumanEval/0-2 are 156, 238 and 95 tokens long."""
+    async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:3])) as fake:
+        await run(fake, tmp_path / "o", n_samples=2, max_tokens=150)
+    rows = {(r["problem_id"], r["sample_index"]): r for r in read_results(tmp_path / "o")}
+    assert len(rows) == 6
+    reasons = {pid: {rows[pid, i]["finish_reason"] for i in range(2)} for pid, _ in rows}
+    assert reasons == {
+        "HumanEval/0": {"length"},
+        "HumanEval/1": {"length"},
+        "HumanEval/2": {"stop"},
+    }
+    for r in rows.values():
+        if r["finish_reason"] == "length":
+            assert len(r["raw"]) == 150 * 4 and r["status"] != "passed"
+        else:
+            assert r["status"] == "passed"
+
+
+@pytest.mark.anyio
 async def test_n_is_used_when_honoured(tmp_path: Path) -> None:
     async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:3])) as fake:
         summary = await run(fake, tmp_path / "o", n_samples=4)

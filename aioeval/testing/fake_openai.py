@@ -40,7 +40,9 @@ and LLM gateways do:
 - a start-up probe that fails (``models_status``: the listing answers with
   that status and ``models_message``).
 
-Answers come from ``answer(prompt_text, sample_number)``; `human_eval_answers`
+Answers come from ``answer(prompt_text, sample_number)``, cut at the request's
+``max_tokens`` (``finish_reason: length``) as real servers do (a token is
+four characters here); `human_eval_answers`
 builds one that returns each HumanEval problem's canonical solution in a
 ```python fence, or a wrong body for chosen problems.
 """
@@ -142,6 +144,14 @@ def _prompt_text(body: dict[str, Any]) -> str:
 
 def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
+
+
+def _cut(answer: str, max_tokens: object) -> tuple[str, str]:
+    """An answer as a server returns it: cut at ``max_tokens`` (finish
+    reason ``length``) when longer, else whole (``stop``)."""
+    if isinstance(max_tokens, int) and _tokens(answer) > max_tokens:
+        return answer[: max(1, max_tokens) * 4], "length"
+    return answer, "stop"
 
 
 def _error(message: str, status: int, headers: dict[str, str] | None = None) -> web.Response:
@@ -341,13 +351,14 @@ class FakeOpenAI:
         n = int(body.get("n", 1)) if self.config.honour_n else 1
         self.n_asked[int(body.get("n", 1))] += 1
         text = _prompt_text(body)
-        answers = [self.answer(text, self.samples + i) for i in range(n)]
+        cut = [_cut(self.answer(text, self.samples + i), body.get("max_tokens")) for i in range(n)]
+        answers = [a for a, _ in cut]
         chat = request.path.endswith("/chat/completions")
         choices = [
-            {"index": i, "message": {"role": "assistant", "content": a}, "finish_reason": "stop"}
+            {"index": i, "message": {"role": "assistant", "content": a}, "finish_reason": why}
             if chat
-            else {"index": i, "text": a, "finish_reason": "stop"}
-            for i, a in enumerate(answers)
+            else {"index": i, "text": a, "finish_reason": why}
+            for i, (a, why) in enumerate(cut)
         ]
         out: dict[str, Any] = {"id": f"cmpl-{self.requests}", "object": "x", "choices": choices}
         used = _tokens(text) + sum(_tokens(a) for a in answers)
