@@ -1,7 +1,8 @@
 """Endpoint path: rate-limit adherence, limits learned, faults survived, and
 generation/execution overlap, against the fake OpenAI server
 (aioeval.testing.fake_openai) on 127.0.0.1. Generation-only cases use a no-op
-sandbox, so the figures are the generation stage's alone.
+sandbox (`aioeval.testing.ScriptedExecutor`: every candidate passes at
+once), so the figures are the generation stage's alone.
 
 Cases (``--only`` picks some; all by default):
 
@@ -53,30 +54,15 @@ import orjson
 
 from aioeval.config import decode_config
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.sandbox.protocol import Outcome
 from aioeval.suites.base import unwrap_fence
 from aioeval.suites.human_eval import load_problems
+from aioeval.testing.executors import ScriptedExecutor
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import Summary
 
 PROBLEMS = load_problems()
 LATENCY = (0.15, 0.45)
 README_RETRY = {"max_attempts": 4, "backoff_base_s": 0.2, "backoff_max_s": 5.0}
-
-
-class NoopPool:
-    """Passes every candidate instantly: isolates the generation stage."""
-
-    size = 2
-
-    def __init__(self) -> None:
-        self.layers: list[str] = []
-
-    async def run(self, program: str, value_expr: str | None = None) -> Outcome:
-        return Outcome(id=0, status="passed", wall_ms=0.0)
-
-    async def aclose(self) -> None:
-        pass
 
 
 def endpoint_config(url: str, **over: Any) -> Any:
@@ -95,7 +81,7 @@ async def generate(
             benchmark="human-eval", platform="llm-endpoint", config=cfg, out_dir=str(out)
         )
         t0 = time.perf_counter()
-        summary = await evaluate(spec, pool_factory=lambda _c: NoopPool())
+        summary = await evaluate(spec, pool_factory=lambda _c: ScriptedExecutor(size=2))
         wall = time.perf_counter() - t0
     return fake, summary, wall
 
@@ -280,7 +266,7 @@ async def overlap_case(root: Path, workers: int, n: int) -> dict[str, Any]:
         gen = RunSpec(
             benchmark="human-eval", platform="llm-endpoint", config=cfg, out_dir=str(root / "gen")
         )
-        gen_s, _ = await timed(gen, pool_factory=lambda _c: NoopPool())
+        gen_s, _ = await timed(gen, pool_factory=lambda _c: ScriptedExecutor(size=2))
         full = msgspec.structs.replace(gen, out_dir=str(root / "full"))
         full_s, full_summary = await timed(full)
     return {
