@@ -107,7 +107,7 @@ async def _evaluate(
     _open_directory(run)
     gen_journal = Journal(run.out / rundir.GENERATIONS) if run.plan.mode == "endpoint" else None
     try:
-        with Journal(run.out / rundir.RESULTS) as journal:
+        async with Journal(run.out / rundir.RESULTS) as journal:
             sink = _sink(run, journal, emit, on_result)
             if run.plan.producer is None:
                 emit(
@@ -120,7 +120,7 @@ async def _evaluate(
                 executed = await _execute(run, make_pool, sink, emit, journal, gen_journal)
     finally:
         if gen_journal is not None:
-            gen_journal.close()
+            await gen_journal.aclose()
     summary = build_summary(
         run.suite,
         spec.config,
@@ -237,7 +237,7 @@ async def _execute(
         await run_stages(producer, judge, sink, workers=pool.size, buffer=buffer, taken=taken)
         flips = 0
         if judge.timeouts:
-            journal.close()
+            await journal.aclose()
             flips = await judge.recheck(run.out / rundir.RESULTS, run.stats)
         return _Executed(
             layers=pool.layers,
