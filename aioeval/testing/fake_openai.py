@@ -68,8 +68,6 @@ from .fake_limits import Dialect, ServerLimits
 
 Answerer = Callable[[str, int], str]
 
-FAULTS = ("429", "500", "503", "400", "drop", "malformed", "nonjson", "nousage", "slow")
-
 
 class FakeConfig(msgspec.Struct, kw_only=True):
     latency_s: tuple[float, float] = (0.0, 0.0)

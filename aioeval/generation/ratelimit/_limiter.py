@@ -103,8 +103,6 @@ class RateLimiter:
         self.quiet_s = 0.0
         self.probing = False
         self.probe_out = False
-        self.throttled = 0
-        self.parallel_429s = 0
         self.refused_since: float | None = None
         """First rate 429 since the last success."""
         self.refusal_rtt_s = 0.0
@@ -218,14 +216,12 @@ class RateLimiter:
         self.refused_since = None
 
     def _on_429(self, permit: Permit, now: float, hints: RateHeaders) -> Throttle:
-        self.throttled += 1
         self.refusal_rtt_s = max(self.refusal_rtt_s, now - permit.started_at)
         if self.tokens is not None:
             self.tokens.refused(permit.tokens, now)
         if self.parallel.is_parallel_429(permit.parallel, self._admitted(now), hints):
             paced = self.pace.rate(permit.started_at) is not None
             self.parallel.on_parallel_429(permit.parallel, permit.started_at, now, paced=paced)
-            self.parallel_429s += 1
             return "concurrency"
         lowered = self.pace.on_throttle(permit.started_at, now)
         self.parallel.on_rate_429(paced=self.pace.rate(now) is not None)
