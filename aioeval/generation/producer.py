@@ -70,6 +70,8 @@ async def endpoint_producer(
     emit: EventHook,
     skip: Collection[tuple[str, int]] = (),
 ) -> tuple[Producer, int]:
+    """The checks of the module docstring, then the producer and how many
+    samples it is to produce (``skip`` may still grow until it starts)."""
     check_ready(cfg)
     key = resolve_credentials(cfg.target.credentials_ref)
     assert cfg.target.endpoint is not None
@@ -81,6 +83,10 @@ async def endpoint_producer(
 
 
 class Generator:
+    """One run's generation: its rate limiter, its counters for the progress
+    events, and `produce`, the pipeline's producer. ``clock`` is injectable
+    so tests can run the limiter and the retry waits in virtual time."""
+
     def __init__(
         self,
         suite: Suite,
