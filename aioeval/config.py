@@ -77,8 +77,9 @@ class Target(Base, frozen=True):
     """Model name sent in each request."""
     credentials_ref: str | None = None
     """Where the API key comes from: ``env:NAME``. Never logged or stored."""
-    api: Literal["chat", "completions"] = "chat"
-    """Chat completions or legacy completions."""
+    api: str = "chat"
+    """Endpoint API by name: ``chat`` (chat completions), ``completions``
+    (legacy completions), or another entry of aioeval.generation.codecs.REGISTRY."""
     retries: RetryConfig = RetryConfig()
     """Retry bounds for control-plane calls (model listing), not generation."""
     rate_limit: RateLimit = RateLimit()
@@ -156,7 +157,8 @@ class Params(Base, frozen=True):
     """Sandbox slots; default one per CPU core."""
     buffer: int | None = None
     """Completions allowed to wait for a sandbox slot (backpressure); default max(64, 4 x workers).
-    Endpoint runs also bound samples in flight by it (default: at least max_concurrency)."""
+    Endpoint runs bound samples requested or waiting by the larger of this and
+    target.rate_limit.max_concurrency, so the buffer never caps the concurrency."""
     temperature: float | None = None
     """Sampling temperature (None: server default)."""
     top_p: float | None = None

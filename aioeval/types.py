@@ -140,6 +140,9 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     rate_limited: int = 0
     finished_at: float | None = None
     """Unix time the verdict was journaled."""
+    finish_reason: str | None = None
+    """Why the model stopped: ``stop``, or ``length`` when the completion
+    was cut at max_tokens (None: not generated here, or not reported)."""
 
 
 def make_result(
@@ -169,6 +172,7 @@ def make_result(
         gen_finished_at=g.finished_at,
         rate_limited=g.rate_limited,
         finished_at=time.time(),
+        finish_reason=g.finish_reason,
     )
 
 

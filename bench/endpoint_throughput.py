@@ -1,7 +1,8 @@
 """Endpoint path: rate-limit adherence, limits learned, faults survived, and
 generation/execution overlap, against the fake OpenAI server
-(aioeval.fake_openai) on 127.0.0.1. Generation-only cases use a no-op
-sandbox, so the figures are the generation stage's alone.
+(aioeval.testing.fake_openai) on 127.0.0.1. Generation-only cases use a no-op
+sandbox (`aioeval.testing.ScriptedExecutor`: every candidate passes at
+once), so the figures are the generation stage's alone.
 
 Cases (``--only`` picks some; all by default):
 
@@ -52,11 +53,11 @@ import msgspec
 import orjson
 
 from aioeval.config import decode_config
-from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites.base import unwrap_fence
 from aioeval.suites.human_eval import load_problems
 from aioeval.testing.executors import ScriptedExecutor
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import Summary
 
 PROBLEMS = load_problems()

@@ -27,8 +27,8 @@ from pathlib import Path
 import anyio
 import orjson
 
-from aioeval.fake_openai import FakeConfig, FakeOpenAI
 from aioeval.suites.human_eval import load_problems
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI
 
 VARIANTS = 10
 

@@ -1,6 +1,6 @@
-"""The OpenAI-compatible client against the real fake server on 127.0.0.1:
-request shapes, n, usage, every error mapping, the start-up check, and
-credentials handling."""
+"""The client against the real fake server on 127.0.0.1: n, usage, every
+error mapping, the start-up check, and credentials handling (request and
+answer shapes per endpoint API: test_codecs)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from aioeval.client import Client, RequestError, parse_completion, request_body, server_message
 from aioeval.config import Params, RetryConfig, Target
-from aioeval.credentials import ApiKey, resolve_credentials
 from aioeval.errors import ConfigError, EndpointError
-from aioeval.fake_openai import FakeConfig, FakeOpenAI
+from aioeval.generation.client import Client, RequestError, server_message
+from aioeval.generation.credentials import ApiKey, resolve_credentials
 from aioeval.suites.base import Prompt
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI
 
 PROMPT = Prompt(
     messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}],
@@ -39,32 +39,6 @@ async def fake(request: pytest.FixtureRequest) -> AsyncIterator[FakeOpenAI]:
     cfg = getattr(request, "param", None) or FakeConfig(require_key=KEY)
     async with FakeOpenAI(cfg, lambda text, i: f"answer {i} to [{text[-6:]}]") as server:
         yield server
-
-
-def test_request_body_shapes() -> None:
-    chat = request_body(Target(model="m"), PARAMS, PROMPT, 1)
-    assert chat == {
-        "model": "m",
-        "max_tokens": 32,
-        "messages": PROMPT.messages,
-        "temperature": 0.2,
-        "stop": ["\nclass"],
-        "seed": 3,
-    }
-    legacy = request_body(Target(model="m", api="completions"), Params(), PROMPT, 4)
-    assert legacy == {"model": "m", "max_tokens": 512, "prompt": "def hi():\n", "n": 4}
-
-
-def test_parse_orders_choices_and_reads_usage() -> None:
-    body = (
-        b'{"choices":[{"index":1,"message":{"content":"b"}},'
-        b'{"index":0,"message":{"content":null},"finish_reason":"length"}],'
-        b'"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12},"extra":1}'
-    )
-    choices, usage = parse_completion("chat", body)
-    assert [c.text for c in choices] == ["", "b"]
-    assert choices[0].finish_reason == "length"
-    assert usage is not None and (usage.prompt_tokens, usage.completion_tokens) == (5, 7)
 
 
 @pytest.mark.anyio

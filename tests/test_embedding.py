@@ -19,8 +19,8 @@ from aiohttp import web
 
 from aioeval import Event, RunSpec, evaluate
 from aioeval.config import decode_config
-from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.suites.human_eval import load_problems
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 
 PROBLEMS = load_problems()
 

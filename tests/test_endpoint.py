@@ -19,10 +19,10 @@ import pytest
 from aioeval.config import decode_config
 from aioeval.errors import ConfigError, EndpointError
 from aioeval.events import Event, GenerationUpdate
-from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites.human_eval import load_problems
-from aioeval.testing.executors import GatedExecutor
+from aioeval.testing.executors import GatedExecutor, ScriptedExecutor
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import Summary
 
 PROBLEMS = load_problems()
@@ -99,6 +99,27 @@ async def test_fenced_answers_are_unwrapped_and_scored(tmp_path: Path) -> None:
     assert summary.model == "fake-model"
     updates = [e for e in events if isinstance(e, GenerationUpdate)]
     assert updates[-1].done == fake.requests and updates[-1].in_flight == 0
+
+
+@pytest.mark.anyio
+async def test_a_completion_cut_at_max_tokens_is_recorded_as_length(tmp_path: Path) -> None:
+    """The fake server cuts answers at max_tokens, as real ones do; its
+    answers to HumanEval/0-2 are 156, 238 and 95 tokens long."""
+    async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:3])) as fake:
+        await run(fake, tmp_path / "o", n_samples=2, max_tokens=150)
+    rows = {(r["problem_id"], r["sample_index"]): r for r in read_results(tmp_path / "o")}
+    assert len(rows) == 6
+    reasons = {pid: {rows[pid, i]["finish_reason"] for i in range(2)} for pid, _ in rows}
+    assert reasons == {
+        "HumanEval/0": {"length"},
+        "HumanEval/1": {"length"},
+        "HumanEval/2": {"stop"},
+    }
+    for r in rows.values():
+        if r["finish_reason"] == "length":
+            assert len(r["raw"]) == 150 * 4 and r["status"] != "passed"
+        else:
+            assert r["status"] == "passed"
 
 
 @pytest.mark.anyio
@@ -213,6 +234,7 @@ async def test_refusals_before_any_request(tmp_path: Path) -> None:
             ({"endpoint": "http://169.254.169.254/v1"}, EndpointError, "metadata"),
             ({"endpoint": "file:///etc/passwd"}, EndpointError, "only http and https"),
             ({"model": None}, ConfigError, "target.model"),
+            ({"api": "chta"}, ConfigError, "unknown endpoint API"),
             ({"credentials_ref": "env:AIOEVAL_SURELY_UNSET"}, ConfigError, "not set"),
         ]:
             cfg = config(fake.url)
@@ -234,7 +256,9 @@ async def test_refusals_before_any_request(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_generation_waits_for_a_saturated_pool(tmp_path: Path) -> None:
     pool = GatedExecutor()
-    cfg = decode_config(config("", limit=10, n_samples=4, buffer=4, dedup=False))
+    raw = config("", limit=10, n_samples=4, buffer=4, dedup=False)
+    raw["target"]["rate_limit"] = {"max_concurrency": 4}
+    cfg = decode_config(raw)
     summary: Summary | None = None
     async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:10])) as fake:
         target = msgspec.structs.replace(cfg.target, endpoint=fake.url)
@@ -256,11 +280,43 @@ async def test_generation_waits_for_a_saturated_pool(tmp_path: Path) -> None:
                     await anyio.sleep(0.01)
             await anyio.sleep(0.3)  # give a runaway producer time to show itself
             held = fake.samples
-            # 2 executing + 4 in the stream + 1 in the journal relay + a window of 4
-            assert 2 <= held <= 2 + 4 + 1 + 4
+            # 2 executing + a window of 4 samples (the stream's buffer included)
+            assert 2 <= held <= 2 + 4
             pool.gate.set()
     assert summary is not None and summary.counts["passed"] == 40
     assert fake.samples == 40
+
+
+@pytest.mark.anyio
+async def test_max_concurrency_is_reached_above_the_pipeline_buffer(tmp_path: Path) -> None:
+    """A buffer of 4 does not cap 12 requests in flight: the window is at
+    least max_concurrency. The server holds every answer until 12 are in
+    flight (a client capped below that never gets there)."""
+    raw = config("", limit=12, buffer=4, dedup=False)
+    raw["target"]["request_timeout_s"] = 60
+    raw["target"]["rate_limit"] = {"rpm": 60000, "max_concurrency": 12}  # paced: no slow start
+    summary: Summary | None = None
+    async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:12])) as fake:
+        raw["target"]["endpoint"] = fake.url
+        spec = RunSpec(
+            benchmark="human-eval",
+            platform="llm-endpoint",
+            config=decode_config(raw),
+            out_dir=str(tmp_path / "o"),
+        )
+        fake.hold_answers()
+
+        async def go() -> None:
+            nonlocal summary
+            summary = await evaluate(spec, pool_factory=lambda _c: ScriptedExecutor())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(go)
+            with anyio.fail_after(30):
+                await fake.wait_in_flight(12)
+            fake.release_answers()
+    assert summary is not None and summary.counts["passed"] == 12
+    assert fake.max_in_flight == 12 and fake.requests == 12
 
 
 def _cli(out: Path, cfg_path: Path, *extra: str) -> list[str]:

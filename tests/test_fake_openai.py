@@ -12,7 +12,7 @@ import aiohttp
 import anyio
 import pytest
 
-from aioeval.fake_openai import FakeConfig, FakeOpenAI
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI
 
 BODY = {"model": "fake-model", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]}
 

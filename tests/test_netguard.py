@@ -11,7 +11,7 @@ import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from aioeval.errors import EndpointError
-from aioeval.netguard import GuardedResolver, address_problem, check_endpoint
+from aioeval.generation.netguard import GuardedResolver, address_problem, check_endpoint
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from aioeval.pace import BACKOFF, GROWTH, PROBE_EVERY_S, TARGET, Bucket, RateLearner
+from aioeval.generation.ratelimit._pace import (
+    BACKOFF,
+    GROWTH,
+    PROBE_EVERY_S,
+    TARGET,
+    Bucket,
+    RateLearner,
+)
 
 
 def test_bucket_refills_continuously_and_allows_debt() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aioeval.parallel import ParallelCap
-from aioeval.ratehints import Budget, RateHeaders
+from aioeval.generation.ratelimit._hints import Budget, RateHeaders
+from aioeval.generation.ratelimit._parallel import ParallelCap
 
 
 def test_parallel_slow_start_then_a_cap_learned_from_one_429() -> None:

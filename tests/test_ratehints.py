@@ -7,7 +7,7 @@ import email.utils
 import pytest
 from multidict import CIMultiDict
 
-from aioeval.ratehints import (
+from aioeval.generation.ratelimit._hints import (
     Budget,
     RateHeaders,
     exhausted_reset_s,

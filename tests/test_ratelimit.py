@@ -16,14 +16,21 @@ import msgspec
 import pytest
 
 from aioeval.config import RetryConfig
-from aioeval.pace import (
+from aioeval.generation.ratelimit._hints import Budget, RateHeaders
+from aioeval.generation.ratelimit._limiter import (
+    PAUSE_MARGIN,
+    PROBE_GAP_S,
+    Permit,
+    RateLimiter,
+    Stalled,
+)
+from aioeval.generation.ratelimit._pace import (
     HINT_MARGIN,
     Bucket,
 )
-from aioeval.ratehints import Budget, RateHeaders
-from aioeval.ratelimit import PAUSE_MARGIN, PROBE_GAP_S, Permit, RateLimiter, Stalled
-from aioeval.retry import Failure, FakeClock, call_with_retry
-from aioeval.tokenbudget import Ask
+from aioeval.generation.ratelimit._tokens import Ask
+from aioeval.generation.retry import Failure, call_with_retry
+from aioeval.testing import FakeClock
 
 
 async def _in_virtual_time(clock: FakeClock, fn: Callable[[], Awaitable[None]]) -> None:

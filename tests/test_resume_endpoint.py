@@ -12,8 +12,8 @@ import anyio
 import msgspec
 import pytest
 
-from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.suites.human_eval import load_problems
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import CandidateResult, Summary
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]

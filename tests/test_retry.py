@@ -9,9 +9,8 @@ import anyio
 import pytest
 
 from aioeval.config import RetryConfig
-from aioeval.retry import (
+from aioeval.generation.retry import (
     Failure,
-    FakeClock,
     GiveUp,
     RealClock,
     Retry,
@@ -20,6 +19,7 @@ from aioeval.retry import (
     is_retryable,
     should_retry,
 )
+from aioeval.testing import FakeClock
 
 POLICY = RetryConfig(max_attempts=4, backoff_base_s=0.2, backoff_max_s=5.0)
 

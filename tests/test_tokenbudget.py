@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aioeval.tokenbudget import Ask, TokenBudget, estimate_tokens
+from aioeval.generation.ratelimit._tokens import Ask, TokenBudget, estimate_tokens
 
 
 def test_estimate_tokens() -> None:

@@ -7,9 +7,11 @@ A leaf module (types and anyio only), so producers below the run layer
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol, runtime_checkable
 
+import anyio
 import msgspec
-from anyio.streams.memory import MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectSendStream, MemoryObjectStreamStatistics
 
 from aioeval.types import Candidate, Verdict
 
@@ -24,6 +26,20 @@ class WorkItem(msgspec.Struct, frozen=True, kw_only=True):
 
 Producer = Callable[[MemoryObjectSendStream[WorkItem]], Awaitable[None]]
 """Sends work into the bounded stream (its backpressure) and returns when done."""
+
+
+@runtime_checkable
+class ObservedSend(Protocol):
+    """What the pipeline's work stream offers a producer besides sending:
+    its fill level, and an event each time an item leaves it (receives on an
+    anyio memory stream cannot be observed from the send side), so a
+    producer that bounds what waits in the stream waits instead of polling."""
+
+    def statistics(self) -> MemoryObjectStreamStatistics: ...
+
+    def next_take(self) -> anyio.Event:
+        """An event set when a consumer next takes an item off the stream."""
+        ...
 
 
 def iter_producer(items: Iterable[Candidate]) -> Producer:

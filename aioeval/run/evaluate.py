@@ -31,7 +31,7 @@ from aioeval.run.journal import Journal
 from aioeval.run.judge import Judge
 from aioeval.run.modes import Plan, Platform, identify, mode_of, plan, platform_of
 from aioeval.run.resume import ResumeState, check_identity
-from aioeval.run.stages import run_stages, with_pending
+from aioeval.run.stages import TakeSignal, run_stages, with_pending
 from aioeval.run.summary import RunStats, build_summary
 from aioeval.suites import get_suite
 from aioeval.suites.base import Suite
@@ -107,7 +107,7 @@ async def _evaluate(
     _open_directory(run)
     gen_journal = Journal(run.out / rundir.GENERATIONS) if run.plan.mode == "endpoint" else None
     try:
-        with Journal(run.out / rundir.RESULTS) as journal:
+        async with Journal(run.out / rundir.RESULTS) as journal:
             sink = _sink(run, journal, emit, on_result)
             if run.plan.producer is None:
                 emit(
@@ -120,7 +120,7 @@ async def _evaluate(
                 executed = await _execute(run, make_pool, sink, emit, journal, gen_journal)
     finally:
         if gen_journal is not None:
-            gen_journal.close()
+            await gen_journal.aclose()
     summary = build_summary(
         run.suite,
         spec.config,
@@ -231,12 +231,13 @@ async def _execute(
         )
         problems = {p.id: p for p in run.plan.dataset.problems}
         judge = Judge(run.suite, problems, pool, cfg.params)
-        producer = with_pending(run.pending, run.plan.producer, run.skip, gen_journal)
+        taken = TakeSignal()
+        producer = with_pending(run.pending, run.plan.producer, run.skip, gen_journal, taken)
         buffer = cfg.params.buffer or default_buffer(pool.size)
-        await run_stages(producer, judge, sink, workers=pool.size, buffer=buffer)
+        await run_stages(producer, judge, sink, workers=pool.size, buffer=buffer, taken=taken)
         flips = 0
         if judge.timeouts:
-            journal.close()
+            await journal.aclose()
             flips = await judge.recheck(run.out / rundir.RESULTS, run.stats)
         return _Executed(
             layers=pool.layers,

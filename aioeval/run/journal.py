@@ -2,10 +2,14 @@
 
 Durability choice: every record is encoded and handed to the kernel with a
 single ``write(2)`` on an ``O_APPEND`` descriptor as soon as it exists (no
-user-space buffer), so a ``kill -9`` of the engine loses only candidates
-still in flight. ``fsync`` runs at most every ``sync_every_s`` seconds and at
-close, bounding what a power cut can take to that window without paying a
-disk flush per candidate.
+user-space buffer), before the caller reports it done, so a ``kill -9`` of
+the engine loses only candidates still in flight. ``fsync`` runs at most
+every ``sync_every_s`` seconds and at close, bounding what a power cut can
+take to that window (plus one flush) without paying a disk flush per
+candidate. A flush can take long on a busy disk, so it never runs on the
+event loop: the periodic one runs in the journal's own worker thread while
+writing goes on (its error, if any, is raised by the next write or by
+close), and `aclose` does the final one in a worker thread too.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import msgspec
 
 from aioeval.errors import InputError
@@ -32,33 +39,63 @@ class Journal:
         self._enc = msgspec.json.Encoder()
         self._sync_every = sync_every_s
         self._last_sync = time.monotonic()
-        self.lines = 0
+        self._flusher: ThreadPoolExecutor | None = None
+        self._flush: Future[None] | None = None
 
     def write(self, record: msgspec.Struct) -> None:
-        """Append one record (a result, or a generation in generations.jsonl)."""
+        """Append one record (a result, or a generation in generations.jsonl);
+        it is in the kernel's hands when this returns."""
+        self._raise_flush_error()
         view = memoryview(self._enc.encode(record) + b"\n")
         while view:
             n = os.write(self._fd, view)
             view = view[n:]
-        self.lines += 1
         now = time.monotonic()
-        if now - self._last_sync >= self._sync_every:
-            os.fsync(self._fd)
+        if now - self._last_sync >= self._sync_every and self._flush is None:
             self._last_sync = now
+            if self._flusher is None:
+                self._flusher = ThreadPoolExecutor(1, thread_name_prefix="aioeval-journal")
+            self._flush = self._flusher.submit(os.fsync, self._fd)
+
+    def _raise_flush_error(self) -> None:
+        """Collect a finished background flush; a failed one fails this call."""
+        if self._flush is not None and self._flush.done():
+            flush, self._flush = self._flush, None
+            flush.result()
 
     def close(self) -> None:
-        if self._fd >= 0:
-            try:
-                os.fsync(self._fd)
-            finally:
-                os.close(self._fd)
-                self._fd = -1
+        """Wait for a flush under way, flush the rest, close. Blocks: from the
+        event loop, use `aclose`."""
+        if self._fd < 0:
+            return
+        try:
+            if self._flush is not None:
+                self._flush.result()
+            os.fsync(self._fd)
+        finally:
+            os.close(self._fd)
+            self._fd = -1
+            self._flush = None
+            if self._flusher is not None:
+                self._flusher.shutdown()
+
+    async def aclose(self) -> None:
+        """`close` in a worker thread, even when the caller is cancelled (the
+        journal is flushed either way)."""
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self.close)
 
     def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> Journal:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def read_lines(path: Path, decoder: msgspec.json.Decoder[Any]) -> Iterator[Any]:

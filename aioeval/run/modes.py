@@ -22,7 +22,7 @@ from typing import Literal
 from aioeval.config import RunConfig
 from aioeval.errors import ConfigError
 from aioeval.events import EventHook
-from aioeval.generate import endpoint_producer
+from aioeval.generation import endpoint_producer
 from aioeval.run.contract import Producer, iter_producer
 from aioeval.suites.base import Suite, digest_problems
 from aioeval.types import (

@@ -5,8 +5,10 @@
 B (``params.buffer``, default max(64, 4 x workers)) is the backpressure: when
 every sandbox slot is busy and B candidates are waiting, the producer
 (generation, for endpoint runs) blocks instead of piling completions up in
-memory. The sink journals each result as soon as it exists and folds it into
-streaming counts; nothing per candidate is kept after that.
+memory. Each judge signals `TakeSignal` when it takes an item, so a producer
+that counts what waits in the stream (generation's window) is woken instead
+of polling the level. The sink journals each result as soon as it exists and
+folds it into streaming counts; nothing per candidate is kept after that.
 """
 
 from __future__ import annotations
@@ -30,8 +32,29 @@ from aioeval.types import Candidate, CandidateResult
 Sink = Callable[[CandidateResult], Awaitable[None]]
 
 
+class TakeSignal:
+    """Set each time a consumer takes an item off the work stream."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = anyio.Event()
+
+    def next(self) -> anyio.Event:
+        """The event the next `notify` sets."""
+        return self._event
+
+
 async def run_stages(
-    producer: Producer, judge: Judge, sink: Sink, *, workers: int, buffer: int
+    producer: Producer,
+    judge: Judge,
+    sink: Sink,
+    *,
+    workers: int,
+    buffer: int,
+    taken: TakeSignal | None = None,
 ) -> None:
     send_work, recv_work = anyio.create_memory_object_stream[WorkItem](buffer)
     send_res, recv_res = anyio.create_memory_object_stream[CandidateResult](workers)
@@ -45,6 +68,8 @@ async def run_stages(
     ) -> None:
         async with recv, send:
             async for item in recv:
+                if taken is not None:
+                    taken.notify()
                 await send.send(await judge.judge(item))
 
     async def write() -> None:
@@ -66,17 +91,20 @@ class _JournalingSend:
     """The producer's view of the work stream: drops samples already done,
     journals each new generation the moment it arrives, then sends into the
     real bounded stream, so the producer still feels its backpressure (and
-    can read its fill level through ``statistics``)."""
+    can read its fill level through ``statistics`` and learn when a judge
+    takes an item: `aioeval.run.contract.ObservedSend`)."""
 
     def __init__(
         self,
         send: MemoryObjectSendStream[WorkItem],
         skip: set[tuple[str, int]],
         gen_journal: Journal | None,
+        taken: TakeSignal,
     ) -> None:
         self._send = send
         self._skip = skip
         self._journal = gen_journal
+        self._taken = taken
 
     def _admit(self, item: WorkItem) -> bool:
         key = (item.candidate.problem_id, item.candidate.sample_index)
@@ -97,6 +125,9 @@ class _JournalingSend:
     def statistics(self) -> MemoryObjectStreamStatistics:
         return self._send.statistics()
 
+    def next_take(self) -> anyio.Event:
+        return self._taken.next()
+
     def close(self) -> None:
         """The pipeline closes the real stream when the producer returns."""
 
@@ -115,15 +146,17 @@ def with_pending(
     producer: Producer,
     skip: set[tuple[str, int]],
     gen_journal: Journal | None,
+    taken: TakeSignal,
 ) -> Producer:
     """Feed journaled-but-unjudged completions first, then the producer's
-    items minus those already done, journaling new generations on arrival."""
+    items minus those already done, journaling new generations on arrival;
+    ``taken`` must be the signal given to `run_stages`."""
 
     async def produce(send: MemoryObjectSendStream[WorkItem]) -> None:
         for cand in pending:
             await send.send(WorkItem(candidate=cand))
         await producer(
-            cast(MemoryObjectSendStream[WorkItem], _JournalingSend(send, skip, gen_journal))
+            cast(MemoryObjectSendStream[WorkItem], _JournalingSend(send, skip, gen_journal, taken))
         )
 
     return produce

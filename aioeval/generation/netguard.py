@@ -24,7 +24,7 @@ import anyio
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
-from .errors import EndpointError
+from aioeval.errors import EndpointError
 
 METADATA_HOSTS = frozenset(
     {

@@ -35,11 +35,11 @@ from typing import Literal
 import anyio
 import msgspec
 
-from .pace import HINT_MARGIN, Pace
-from .parallel import ParallelCap
-from .ratehints import RateHeaders, pause_for
-from .retry import Clock
-from .tokenbudget import Ask, TokenBudget, TpmCounts
+from ..retry import Clock
+from ._hints import RateHeaders, pause_for
+from ._pace import HINT_MARGIN, Pace
+from ._parallel import ParallelCap
+from ._tokens import Ask, TokenBudget, TpmCounts
 
 PAUSE_MARGIN = (0.02, 0.02)
 """A server's pause is extended by 20 ms plus 2%, so a probe does not land early."""
@@ -103,8 +103,6 @@ class RateLimiter:
         self.quiet_s = 0.0
         self.probing = False
         self.probe_out = False
-        self.throttled = 0
-        self.parallel_429s = 0
         self.refused_since: float | None = None
         """First rate 429 since the last success."""
         self.refusal_rtt_s = 0.0
@@ -218,14 +216,12 @@ class RateLimiter:
         self.refused_since = None
 
     def _on_429(self, permit: Permit, now: float, hints: RateHeaders) -> Throttle:
-        self.throttled += 1
         self.refusal_rtt_s = max(self.refusal_rtt_s, now - permit.started_at)
         if self.tokens is not None:
             self.tokens.refused(permit.tokens, now)
         if self.parallel.is_parallel_429(permit.parallel, self._admitted(now), hints):
             paced = self.pace.rate(permit.started_at) is not None
             self.parallel.on_parallel_429(permit.parallel, permit.started_at, now, paced=paced)
-            self.parallel_429s += 1
             return "concurrency"
         lowered = self.pace.on_throttle(permit.started_at, now)
         self.parallel.on_rate_429(paced=self.pace.rate(now) is not None)

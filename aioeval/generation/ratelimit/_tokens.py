@@ -18,7 +18,7 @@ from typing import Literal
 
 import msgspec
 
-from .pace import Bucket
+from ._pace import Bucket
 
 CHARS_PER_TOKEN = 4
 """Prompt tokens are estimated as characters / 4 (rounded up) for reservations."""

@@ -1,15 +1,17 @@
-"""OpenAI-compatible HTTP client: chat completions and legacy completions.
+"""The HTTP client: the only module that talks to the model server.
 
-The only module that talks to the model server. One request asks for ``n``
-samples of one prompt and returns its choices, the usage it reported and
-the rate-limit hints of its headers. Every failure is a `RequestError`
+One request asks for ``n`` samples of one prompt and returns its choices,
+the usage it reported and the rate-limit hints of its headers. What the
+request and its answer look like is the endpoint API's business, a codec
+chosen by ``target.api`` (`aioeval.generation.codecs`); everything else
+here is the same for every API. Every failure is a `RequestError`
 carrying the problem id, sample index and attempt it belongs to, plus a
 `Failure` that `retry.should_retry` classifies:
 
     EndpointError (aioeval.errors)
     ├── RequestError        one generation request failed (status, timeout,
     │                       dropped connection, malformed body)
-    └── UnsafeEndpointError refused by the SSRF guard (aioeval.netguard)
+    └── UnsafeEndpointError refused by the SSRF guard (aioeval.generation.netguard)
 
 Redirects are not followed (a redirect could lead past the SSRF guard, and
 the Authorization header with it). The API key goes into that header and
@@ -27,23 +29,15 @@ import aiohttp
 import anyio
 import msgspec
 
-from .config import Params, Target
+from aioeval.config import Params, Target
+from aioeval.errors import EndpointError
+from aioeval.suites.base import Prompt
+
+from .codecs import Choice, Malformed, Usage, get_codec
 from .credentials import ApiKey
-from .errors import EndpointError
 from .netguard import GuardedResolver, UnsafeEndpointError
-from .ratehints import RateHeaders, read_headers
+from .ratelimit import RateHeaders, read_headers
 from .retry import Failure, RealClock, call_with_retry
-from .suites.base import Prompt
-
-
-class Usage(msgspec.Struct, frozen=True, kw_only=True):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-
-class Choice(msgspec.Struct, frozen=True, kw_only=True):
-    text: str
-    finish_reason: str | None = None
 
 
 class Completion(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,39 +75,6 @@ def failure_of(exc: Exception) -> Failure | None:
     return exc.failure if isinstance(exc, RequestError) else None
 
 
-# Wire shapes: lenient (unknown fields ignored), but a body without choices
-# is malformed.
-class _Message(msgspec.Struct):
-    content: str | None = None
-
-
-class _ChatChoice(msgspec.Struct):
-    message: _Message = msgspec.field(default_factory=_Message)
-    index: int = 0
-    finish_reason: str | None = None
-
-
-class _TextChoice(msgspec.Struct):
-    text: str | None = None
-    index: int = 0
-    finish_reason: str | None = None
-
-
-class _Usage(msgspec.Struct):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-
-class _ChatBody(msgspec.Struct):
-    choices: list[_ChatChoice]
-    usage: _Usage | None = None
-
-
-class _TextBody(msgspec.Struct):
-    choices: list[_TextChoice]
-    usage: _Usage | None = None
-
-
 class _Model(msgspec.Struct):
     id: str
 
@@ -122,8 +83,6 @@ class _Models(msgspec.Struct):
     data: list[_Model]
 
 
-_CHAT = msgspec.json.Decoder(_ChatBody)
-_TEXT = msgspec.json.Decoder(_TextBody)
 _MODELS = msgspec.json.Decoder(_Models)
 
 
@@ -157,44 +116,8 @@ def server_message(body: bytes, limit: int = 160) -> str:
     return _excerpt(body, limit)
 
 
-def request_body(target: Target, params: Params, prompt: Prompt, n: int) -> dict[str, Any]:
-    """The JSON body of one generation request (pure)."""
-    body: dict[str, Any] = {"model": target.model, "max_tokens": params.max_tokens}
-    if target.api == "chat":
-        body["messages"] = prompt.messages
-    else:
-        body["prompt"] = prompt.text
-    if n > 1:
-        body["n"] = n
-    for key in ("temperature", "top_p", "stop", "seed"):
-        value = getattr(params, key)
-        if value is not None:
-            body[key] = value
-    return body
-
-
-def parse_completion(api: str, data: bytes) -> tuple[list[Choice], Usage | None]:
-    """Choices in index order and usage; raises msgspec errors when malformed."""
-    body: _ChatBody | _TextBody
-    if api == "chat":
-        body = _CHAT.decode(data)
-        pairs = [(c.index, c.message.content or "", c.finish_reason) for c in body.choices]
-    else:
-        body = _TEXT.decode(data)
-        pairs = [(c.index, c.text or "", c.finish_reason) for c in body.choices]
-    if not pairs:
-        raise msgspec.ValidationError("no choices")
-    pairs.sort(key=lambda p: p[0])
-    choices = [Choice(text=t, finish_reason=f) for _, t, f in pairs]
-    usage = None
-    if body.usage is not None and (
-        body.usage.prompt_tokens is not None or body.usage.completion_tokens is not None
-    ):
-        usage = Usage(
-            prompt_tokens=body.usage.prompt_tokens,
-            completion_tokens=body.usage.completion_tokens,
-        )
-    return choices, usage
+PING = Prompt(messages=[{"role": "user", "content": "ping"}], text="ping")
+"""The start-up check's one-token request, when the server has no model listing."""
 
 
 class Client:
@@ -206,6 +129,7 @@ class Client:
         if not target.endpoint or not target.model:
             raise EndpointError("target.endpoint and target.model are required")
         self.target = target
+        self.codec = get_codec(target.api)
         self.base = target.endpoint.rstrip("/")
         self._key = key
         self._resolver = resolver
@@ -289,14 +213,14 @@ class Client:
         """One request for ``n`` samples; ``who`` is (problem id, first sample
         index, attempt). May return fewer choices than asked (servers that
         ignore ``n``)."""
-        path = "/chat/completions" if self.target.api == "chat" else "/completions"
-        body = msgspec.json.encode(request_body(self.target, params, prompt, n))
+        assert self.target.model is not None
+        body = msgspec.json.encode(self.codec.body(self.target.model, prompt, n, params))
         t0 = time.perf_counter()
-        data, hints = await self._send("POST", path, body, who)
+        data, hints = await self._send("POST", self.codec.path, body, who)
         latency_ms = (time.perf_counter() - t0) * 1000.0
         try:
-            choices, usage = parse_completion(self.target.api, data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            answer = self.codec.parse(data)
+        except Malformed as exc:
             raise RequestError(
                 Failure(kind="malformed"),
                 f"not a completion ({exc}): {self._redact(_excerpt(data, 80))}",
@@ -305,7 +229,9 @@ class Client:
                 attempt=who[2],
                 hints=hints,
             ) from None
-        return Completion(choices=choices, usage=usage, hints=hints, latency_ms=latency_ms)
+        return Completion(
+            choices=answer.choices, usage=answer.usage, hints=hints, latency_ms=latency_ms
+        )
 
     async def check(self) -> list[str]:
         """Start-up check, before any sample is spent: ``GET {endpoint}/models``
@@ -324,8 +250,10 @@ class Client:
             if status != 404:
                 self._refuse(listing, where, "GET /models")
                 return []
-            path, body = self._tiny_request()
-            answer = await self._probe("POST", path, body)
+            path = self.codec.path
+            assert self.target.model is not None
+            body = self.codec.body(self.target.model, PING, 1, Params(max_tokens=1))
+            answer = await self._probe("POST", path, msgspec.json.encode(body))
             if isinstance(answer, RequestError):
                 if answer.failure.status == 404:
                     raise EndpointError(
@@ -335,11 +263,11 @@ class Client:
                 self._refuse(answer, where, f"a one-token test request ({path})")
                 return []
             try:
-                parse_completion(self.target.api, answer)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+                self.codec.parse(answer)
+            except Malformed:
                 raise EndpointError(
-                    f"{where} is not an OpenAI-compatible endpoint: {path} answered "
-                    f"{_excerpt(answer, 80)}"
+                    f"{where} is not an OpenAI-compatible endpoint ({self.target.api} API): "
+                    f"{path} answered {_excerpt(answer, 80)}"
                 ) from None
             return []
         try:
@@ -351,14 +279,6 @@ class Client:
             shown = ", ".join(models[:5]) + (", ..." if len(models) > 5 else "")
             raise EndpointError(f"{where} does not serve model {model!r} (it lists: {shown})")
         return models
-
-    def _tiny_request(self) -> tuple[str, bytes]:
-        body: dict[str, Any] = {"model": self.target.model, "max_tokens": 1}
-        if self.target.api == "chat":
-            body["messages"] = [{"role": "user", "content": "ping"}]
-            return "/chat/completions", msgspec.json.encode(body)
-        body["prompt"] = "ping"
-        return "/completions", msgspec.json.encode(body)
 
     async def _probe(self, method: str, path: str, body: bytes | None) -> bytes | RequestError:
         async def attempt(n: int) -> bytes:

@@ -1,32 +1,24 @@
-"""Generation stage for llm-endpoint runs: prompts -> requests -> candidates.
+"""The generation stage of llm-endpoint runs: prompts -> requests -> candidates.
 
 `endpoint_producer` refuses to start unless the run is safe and reachable
-(``params.allow_code_execution``, endpoint and model set, credentials
-resolvable, SSRF guard, a model listing / health check within
-``target.retries``), then returns the producer the pipeline runs in its task
-group. The producer sends one `WorkItem` per sample as completions arrive:
-the candidate unwrapped by the suite, or, for samples whose generation
-finally failed, an ``infra_error`` verdict with cause ``generation:<why>``
-(``generation:429``, ``generation:503``, ``generation:timeout``,
-``generation:connection``, ``generation:malformed``...).
+(``params.allow_code_execution``, endpoint, model and a known
+``target.api`` set, credentials resolvable, SSRF guard, a model listing /
+health check within ``target.retries``), then returns the producer the
+pipeline runs in its task group. The producer sends one `WorkItem` per
+sample as completions arrive: the candidate unwrapped by the suite, or, for
+samples whose generation finally failed, an ``infra_error`` verdict with
+cause ``generation:<why>`` (``generation:429``, ``generation:503``,
+``generation:timeout``, ``generation:connection``, ``generation:malformed``...).
 
-Backpressure: a request only starts when its samples fit in a window of
-``params.buffer`` samples (requested, landed but not yet handed on, and, when
-the stream handed to the producer has a buffer, waiting in it). So when the
-sandbox pool is saturated generation stops taking new work, and completions
-held in memory stay bounded by the buffer sizes whatever the pool's speed.
-Receives on an anyio memory stream are not observable, so while the window
-is full the dispatcher re-reads the stream's level every few milliseconds.
+Backpressure is the window's (`_window`): a request starts only when its
+samples fit, so completions held in memory stay bounded whatever the
+sandboxes' speed, while the rate limiter alone bounds requests in flight.
 
 Samples per problem: with ``target.use_n`` one request asks for ``n``
 samples (up to the window); a server that returns fewer choices than asked
 is taken to ignore ``n``: the missing samples are requested one by one, and
-so is everything after. Additive per-request quantities (prompt and
-completion tokens, retries, retry overhead, 429s) are split across the
-request's samples so that run totals count each exactly once: prompt tokens,
-retries and 429s evenly (remainder to the lowest sample indices),
-completion tokens in proportion to each choice's length, retry overhead
-evenly. Attempts, latency and timestamps are the request's, on every sample.
+so is everything after. How one request's tokens, retries and 429s are
+split across its samples is `_accounting`'s.
 """
 
 from __future__ import annotations
@@ -34,29 +26,27 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Collection
-from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
+from aioeval.config import RunConfig
+from aioeval.errors import ConfigError
+from aioeval.events import EventHook, GenerationUpdate
+from aioeval.run.contract import Producer, WorkItem, default_buffer
+from aioeval.suites.base import Prompt, Suite
+from aioeval.types import Candidate, Dataset, InfraError, Problem
+
+from ._accounting import sample_generations
+from ._window import Window
 from .client import Client, Completion, RequestError, failure_of
-from .config import RunConfig
+from .codecs import get_codec
 from .credentials import ApiKey, resolve_credentials
-from .errors import ConfigError
-from .events import EventHook, GenerationUpdate
 from .netguard import check_endpoint
-from .ratelimit import Outcome, RateLimiter, Stalled
+from .ratelimit import Ask, Outcome, RateLimiter, Stalled, estimate_tokens
 from .retry import Attempted, Clock, Failure, RealClock, Retry, call_with_retry
-from .tokenbudget import Ask, estimate_tokens
-from .types import Candidate, Dataset, Generation, InfraError, Problem
-
-if TYPE_CHECKING:
-    from .run.contract import Producer, WorkItem
-    from .suites.base import Prompt, Suite
-
-WINDOW_POLL_S = 0.005
 
 
 def check_ready(cfg: RunConfig) -> None:
@@ -70,6 +60,7 @@ def check_ready(cfg: RunConfig) -> None:
         raise ConfigError("llm-endpoint needs target.endpoint (e.g. http://127.0.0.1:8000/v1)")
     if not cfg.target.model:
         raise ConfigError("llm-endpoint needs target.model")
+    get_codec(cfg.target.api)
 
 
 async def endpoint_producer(
@@ -79,6 +70,8 @@ async def endpoint_producer(
     emit: EventHook,
     skip: Collection[tuple[str, int]] = (),
 ) -> tuple[Producer, int]:
+    """The checks of the module docstring, then the producer and how many
+    samples it is to produce (``skip`` may still grow until it starts)."""
     check_ready(cfg)
     key = resolve_credentials(cfg.target.credentials_ref)
     assert cfg.target.endpoint is not None
@@ -89,113 +82,11 @@ async def endpoint_producer(
     return gen.produce, dataset.size * cfg.params.n_samples
 
 
-# ---------------------------------------------------------------- pure helpers
-
-
-def split_evenly(total: int, k: int) -> list[int]:
-    base, rem = divmod(total, k)
-    return [base + 1] * rem + [base] * (k - rem)
-
-
-def split_by_weight(total: int, weights: list[int]) -> list[int]:
-    """Integer shares proportional to ``weights`` that sum to ``total``
-    (largest remainder; ties go to the earlier index)."""
-    w = [max(x, 1) for x in weights]
-    s = sum(w)
-    exact = [total * x / s for x in w]
-    shares = [int(e) for e in exact]
-    order = sorted(range(len(w)), key=lambda i: (-(exact[i] - shares[i]), i))
-    for i in order[: total - sum(shares)]:
-        shares[i] += 1
-    return shares
-
-
-def sample_generations(
-    result: Attempted[Completion], texts: list[str], started_at: float, finished_at: float
-) -> list[Generation]:
-    """Per-sample accounting for one request's samples (see module docstring)."""
-    k = len(texts)
-    comp = result.value
-    usage = comp.usage if comp is not None else None
-    prompt = (
-        split_evenly(usage.prompt_tokens, k)
-        if usage is not None and usage.prompt_tokens is not None
-        else [None] * k
-    )
-    completion = (
-        split_by_weight(usage.completion_tokens, [len(t) for t in texts])
-        if usage is not None and usage.completion_tokens is not None
-        else [None] * k
-    )
-    retries = split_evenly(max(0, result.attempts - 1), k)
-    limited = split_evenly(result.rate_limited, k)
-    overhead = result.retry_overhead_s * 1000.0 / k
-    return [
-        Generation(
-            attempts=result.attempts,
-            latency_ms=comp.latency_ms if comp is not None else None,
-            retry_count=retries[i],
-            retry_overhead_ms=overhead,
-            prompt_tokens=prompt[i],
-            completion_tokens=completion[i],
-            finish_reason=comp.choices[i].finish_reason if comp is not None else None,
-            started_at=started_at,
-            finished_at=finished_at,
-            rate_limited=limited[i],
-        )
-        for i in range(k)
-    ]
-
-
-# ---------------------------------------------------------------- the stage
-
-
-def window_size(cfg: RunConfig) -> int:
-    """Samples generation may hold: ``params.buffer``, by default the larger
-    of the pipeline's default buffer and the concurrency limit (so a slow,
-    remote endpoint can keep max_concurrency requests in flight)."""
-    from .run.contract import default_buffer
-
-    return cfg.params.buffer or max(
-        default_buffer(cfg.workers), cfg.target.rate_limit.max_concurrency
-    )
-
-
-class Window:
-    """Bounds samples requested or landed but not yet handed on, plus those
-    waiting in the stream when it has a buffer of its own.
-
-    ``size`` is the pipeline's buffer, read from the stream itself (the
-    pipeline's journaling proxy forwards ``statistics``), so completions
-    waiting for a sandbox never exceed it.
-    """
-
-    def __init__(self, send: MemoryObjectSendStream[WorkItem], size: int) -> None:
-        self.send = send
-        own = send.statistics().max_buffer_size
-        self.size = max(1, int(own) if 0 < own < float("inf") else size)
-        self.held = 0
-        self._freed = anyio.Event()
-
-    def used(self) -> int:
-        return self.send.statistics().current_buffer_used + self.held
-
-    async def reserve(self, k: int) -> None:
-        while self.used() + k > self.size:
-            with anyio.move_on_after(WINDOW_POLL_S):
-                await self._freed.wait()
-        self.held += k
-
-    async def hand_on(self, item: WorkItem) -> None:
-        try:
-            await self.send.send(item)
-        finally:
-            self.held -= 1
-            self._freed.set()
-            self._freed = anyio.Event()
-
-
 class Generator:
+    """One run's generation: its rate limiter, its counters for the progress
+    events, and `produce`, the pipeline's producer. ``clock`` is injectable
+    so tests can run the limiter and the retry waits in virtual time."""
+
     def __init__(
         self,
         suite: Suite,
@@ -256,7 +147,11 @@ class Generator:
 
     async def produce(self, send: MemoryObjectSendStream[WorkItem]) -> None:
         params = self.cfg.params
-        window = Window(send, window_size(self.cfg))
+        window = Window(
+            send,
+            buffer=params.buffer or default_buffer(self.cfg.workers),
+            concurrency=self.cfg.target.rate_limit.max_concurrency,
+        )
         async with Client(self.cfg.target, self.key) as client, anyio.create_task_group() as tg:
             for problem in self.dataset.problems:
                 todo = [i for i in range(params.n_samples) if (problem.id, i) not in self.skip]
@@ -281,11 +176,7 @@ class Generator:
         """One request for the samples ``indices`` of ``problem``, retried,
         its samples (or their infra_error) handed on."""
         k = len(indices)
-        text = (
-            prompt.text
-            if self.cfg.target.api == "completions"
-            else "".join(m.get("content", "") for m in prompt.messages)
-        )
+        text = client.codec.prompt_text(prompt)
         ask = Ask(prompt=estimate_tokens(text), max_tokens=self.cfg.params.max_tokens, n=k)
 
         async def attempt(number: int) -> Completion:
@@ -367,8 +258,6 @@ class Generator:
         gave up, an infra_error per sample, each with its accounting. Returns
         how many samples it settled (fewer choices than asked: the server
         ignores ``n``, so ask one at a time from now on)."""
-        from .run.contract import WorkItem
-
         k = len(indices)
         verdict: InfraError | None = None
         if result.value is None:

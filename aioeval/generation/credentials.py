@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from .errors import ConfigError
+from aioeval.errors import ConfigError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

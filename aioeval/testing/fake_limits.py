@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from .pace import Bucket
+from aioeval.generation.ratelimit import Bucket
 
 Dialect = Literal["openai", "gateway", "none"]
 

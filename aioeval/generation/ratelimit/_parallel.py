@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from .ratehints import RateHeaders, exhausted_reset_s
+from ._hints import RateHeaders, exhausted_reset_s
 
 PARALLEL_PROBE_AFTER = (4, 64)
 """Successes at the parallel cap before one more in flight is tried: few
