@@ -227,3 +227,11 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
             if m.name == name:
                 return m
         return None
+
+
+class Prompt(msgspec.Struct, frozen=True, kw_only=True):
+    """A prompt in both API shapes: chat messages and plain completion text
+    (a suite writes it, an endpoint codec sends it)."""
+
+    messages: list[dict[str, str]]
+    text: str

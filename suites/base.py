@@ -31,6 +31,7 @@ from aioeval.types import (
     InfraError,
     Passed,
     Problem,
+    Prompt,
     Timeout,
     Verdict,
 )
@@ -47,13 +48,6 @@ async def offload(size: int, fn: Callable[..., T], *args: object) -> T:
     if size > OFFLOAD_CHARS:
         return await anyio.to_thread.run_sync(fn, *args)
     return fn(*args)
-
-
-class Prompt(msgspec.Struct, frozen=True, kw_only=True):
-    """A prompt in both API shapes: chat messages and plain completion text."""
-
-    messages: list[dict[str, str]]
-    text: str
 
 
 class MockRecord(msgspec.Struct, frozen=True, kw_only=True):

@@ -34,14 +34,23 @@ from aioeval.errors import ConfigError, InputError
 from aioeval.executors.base import Executor
 from aioeval.sandbox import plain
 from aioeval.sandbox.protocol import Call, Program
-from aioeval.types import Candidate, Dataset, Error, Execution, Failed, Passed, Problem, Verdict
+from aioeval.types import (
+    Candidate,
+    Dataset,
+    Error,
+    Execution,
+    Failed,
+    Passed,
+    Problem,
+    Prompt,
+    Verdict,
+)
 
 from . import crux_answers as answers
 from . import crux_data as data
 from .base import (
     MockRecord,
     Mode,
-    Prompt,
     SuiteBase,
     dataset_of,
     offload,

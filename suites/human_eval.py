@@ -33,12 +33,11 @@ from aioeval.config import Params
 from aioeval.errors import ConfigError, InputError
 from aioeval.executors.base import Executor
 from aioeval.sandbox.protocol import Checked, Program
-from aioeval.types import Candidate, Dataset, Execution, Problem, Verdict
+from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Verdict
 
 from .base import (
     MockRecord,
     Mode,
-    Prompt,
     SuiteBase,
     dataset_of,
     read_completions,

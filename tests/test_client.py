@@ -13,8 +13,8 @@ from aioeval.config import Params, RetryConfig, Target
 from aioeval.errors import ConfigError, EndpointError
 from aioeval.generation.client import Client, RequestError, server_message
 from aioeval.generation.credentials import ApiKey, resolve_credentials
-from aioeval.suites.base import Prompt
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI
+from aioeval.types import Prompt
 
 PROMPT = Prompt(
     messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}],

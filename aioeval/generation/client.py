@@ -31,7 +31,7 @@ import msgspec
 
 from aioeval.config import Params, Target
 from aioeval.errors import EndpointError
-from aioeval.suites.base import Prompt
+from aioeval.types import Prompt
 
 from .codecs import Choice, Malformed, Usage, get_codec
 from .credentials import ApiKey

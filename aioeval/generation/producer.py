@@ -35,9 +35,8 @@ from anyio.streams.memory import MemoryObjectSendStream
 from aioeval.config import RunConfig
 from aioeval.errors import ConfigError
 from aioeval.events import EventHook, GenerationUpdate
-from aioeval.run.contract import Producer, WorkItem, default_buffer
-from aioeval.suites.base import Prompt, Suite
-from aioeval.types import Candidate, Dataset, InfraError, Problem
+from aioeval.run.contract import Producer, PromptSource, WorkItem, default_buffer
+from aioeval.types import Candidate, Dataset, InfraError, Problem, Prompt
 
 from ._accounting import sample_generations
 from ._window import Window
@@ -64,7 +63,7 @@ def check_ready(cfg: RunConfig) -> None:
 
 
 async def endpoint_producer(
-    suite: Suite,
+    suite: PromptSource,
     dataset: Dataset,
     cfg: RunConfig,
     emit: EventHook,
@@ -89,7 +88,7 @@ class Generator:
 
     def __init__(
         self,
-        suite: Suite,
+        suite: PromptSource,
         dataset: Dataset,
         cfg: RunConfig,
         key: ApiKey | None,

@@ -13,7 +13,7 @@ import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream, MemoryObjectStreamStatistics
 
-from aioeval.types import Candidate, Verdict
+from aioeval.types import Candidate, Problem, Prompt, Verdict
 
 
 class WorkItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,3 +56,13 @@ def default_buffer(workers: int) -> int:
     """Completions allowed to wait for a sandbox slot: a few KB each, so 64
     costs well under a megabyte and keeps n-sample requests large."""
     return max(64, 4 * workers)
+
+
+class PromptSource(Protocol):
+    """What generation needs of a suite: the prompt for a problem, and the
+    candidate in a raw completion (a suite satisfies it; generation never
+    imports suites)."""
+
+    def prompt(self, problem: Problem) -> Prompt: ...
+
+    def unwrap(self, problem: Problem, raw: str) -> str: ...

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import msgspec
 
 from aioeval.config import Params
-from aioeval.suites.base import Prompt
+from aioeval.types import Prompt
 
 
 class Choice(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from aioeval.config import Params
-from aioeval.suites.base import Prompt
+from aioeval.types import Prompt
 
 from ._openai import WireUsage, answer, decode, sampling_fields
 from .base import Answer
