@@ -81,14 +81,8 @@ def kill_children() -> None:
                 os.kill(kid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        while True:
-            try:
-                reaped, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if reaped == 0:
-                time.sleep(0.0005)
-                break
+        if reap_some():
+            time.sleep(0.0005)  # killed, not yet gone: give them a moment
 
 
 def children() -> list[int]:
@@ -112,12 +106,13 @@ def _has_children() -> bool:
         return bool(fh.read().strip())
 
 
-def reap_some() -> None:
-    """Reap every child that has already exited, without waiting."""
+def reap_some() -> bool:
+    """Reap every child that has already exited, without waiting; True if
+    some child is still running."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return False
         if pid == 0:
-            return
+            return True

@@ -160,9 +160,10 @@ class Template:
             cpu_ms=cpu_ms,
             run_delay_ms=run_delay,
             oom_killed=oom_killed,
+            report=harness.parse_report(data, token),
+            tail_size=tail,
         )
-        report = harness.parse_report(data, token)
-        return verdict.outcome(job, self.limits, ending, report, tail)
+        return verdict.outcome(job, self.limits, ending)
 
     def _child(
         self,

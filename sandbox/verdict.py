@@ -42,18 +42,15 @@ class Ending:
     """Time the child waited for a CPU (read only when wall-killed)."""
     oom_killed: bool = False
     """The slot's memory cgroup OOM-killed one of its processes."""
+    report: tuple[bytes, bytes] | None = None
+    """What the child reported on its private pipe (`harness.parse_report`)."""
+    tail_size: int = 0
+    """Bytes of captured output that follow the Outcome frame."""
 
 
-def outcome(
-    job: protocol.JobHead,
-    limits: protocol.Limits,
-    ending: Ending,
-    report: tuple[bytes, bytes] | None,
-    tail: int,
-) -> protocol.Outcome:
-    """The job's Outcome; `report` is the child's parsed report, if any
-    (see `harness.parse_report`), `tail` the bytes of output that follow."""
-    out = _judge(job, limits, ending, report, tail)
+def outcome(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> protocol.Outcome:
+    """The job's Outcome, with a starved timeout and an OOM kill said as such."""
+    out = _judge(job, limits, ending)
     if out.status == "timeout" and ending.wall_killed:
         # Starved by the machine, not the candidate's timeout: infra_error.
         starved = fairness.starved(
@@ -69,13 +66,7 @@ def outcome(
     return out
 
 
-def _judge(
-    job: protocol.JobHead,
-    limits: protocol.Limits,
-    ending: Ending,
-    report: tuple[bytes, bytes] | None,
-    tail: int,
-) -> protocol.Outcome:
+def _judge(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> protocol.Outcome:
     def out(kind: str, reason: str = "", value: bytes | None = None) -> protocol.Outcome:
         return protocol.Outcome(
             id=job.id,
@@ -84,14 +75,14 @@ def _judge(
             value=value,
             wall_ms=ending.wall_ms,
             cpu_ms=ending.cpu_ms,
-            tail_size=tail,
+            tail_size=ending.tail_size,
         )
 
     ended_badly = _how_it_ended(limits, ending)
     if ended_badly is not None:
         return out(*ended_badly)
-    if report is not None:
-        kind, payload = report
+    if ending.report is not None:
+        kind, payload = ending.report
         text = payload[:REASON_BYTES].decode("utf-8", "replace")
         if kind == harness.ERROR:
             return out("error", text)
