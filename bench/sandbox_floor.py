@@ -50,7 +50,7 @@ from collections.abc import Callable
 import anyio
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import fairness, layers
+from aioeval.sandbox import fairness, landlock_rules, layers
 from aioeval.sandbox.protocol import Limits
 
 CHECK = "def f(x):\n    return x + 1\nassert f(1) == 2\n"
@@ -242,8 +242,8 @@ def _layer_costs(n: int, out_fd: int, work: str) -> None:
         os.setresuid(uid, uid, uid)
 
     def landlock() -> None:
-        layers._libc.prctl(layers.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        layers._libc.syscall(layers.SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0)
+        landlock_rules._libc.prctl(landlock_rules.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        landlock_rules._libc.syscall(landlock_rules.SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0)
 
     def bookkeeping() -> None:
         d = os.path.join(work, "job")

@@ -5,8 +5,9 @@ process starts (namespaces, the tmpfs, cgroups, the prepared Landlock
 ruleset, the seccomp filter): it is free per candidate. The child half
 (`confine_child`) runs in every forked child before the candidate's code and
 is kept to a handful of syscalls, because it is paid per candidate. Between
-candidates, `clear` removes whatever the last one left (processes, SysV IPC
-objects).
+candidates, `clear` removes whatever the last one left (processes, see
+`reaper`; SysV IPC objects). The Landlock ruleset has a module of its own
+(`landlock_rules`), as do cgroups, namespaces and the seccomp filter.
 
 Every template-level step returns ``None`` when the layer is in force, or a
 one-line reason why it is not; `setup` collects them into the layers, the
@@ -55,40 +56,20 @@ import ctypes
 import os
 import resource
 import shutil
-import signal
 import struct
 import sys
-import time
 from dataclasses import dataclass, field
 
 try:
-    from . import cgroups, namespaces, seccomp_filter
+    from . import cgroups, landlock_rules, namespaces, reaper, seccomp_filter
 except ImportError:  # loaded as a top-level module inside the template
     import cgroups  # type: ignore[no-redef,import-not-found]
+    import landlock_rules  # type: ignore[no-redef,import-not-found]
     import namespaces  # type: ignore[no-redef,import-not-found]
+    import reaper  # type: ignore[no-redef,import-not-found]
     import seccomp_filter  # type: ignore[no-redef,import-not-found]
 
-PR_SET_NO_NEW_PRIVS = 38
-
 SYS_CAPSET = 126
-SYS_LANDLOCK_CREATE_RULESET = 444
-SYS_LANDLOCK_ADD_RULE = 445
-SYS_LANDLOCK_RESTRICT_SELF = 446
-LANDLOCK_CREATE_RULESET_VERSION = 1
-LANDLOCK_RULE_PATH_BENEATH = 1
-
-# Landlock filesystem rights, by the ABI that introduced them.
-FS_EXECUTE = 1 << 0
-FS_WRITE_FILE = 1 << 1
-FS_READ_FILE = 1 << 2
-FS_READ_DIR = 1 << 3
-FS_WRITE_TREE = sum(1 << n for n in range(4, 13))  # remove_*, make_*
-FS_REFER = 1 << 13  # ABI 2
-FS_TRUNCATE = 1 << 14  # ABI 3
-FS_IOCTL_DEV = 1 << 15  # ABI 5
-NET_ALL = 0b11  # ABI 4: bind_tcp, connect_tcp
-SCOPE_ALL = 0b11  # ABI 6: abstract unix sockets, signals
-
 UID_BASE = 200_000
 REQUIRED_ROOT = (
     "unprivileged-uid",
@@ -128,11 +109,6 @@ HIDDEN = ("/dev/shm", "/dev/mqueue")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
-_PATH_BENEATH = struct.Struct("=Qi")  # struct landlock_path_beneath_attr (packed)
-
-
-def _errno_text() -> str:
-    return os.strerror(ctypes.get_errno())
 
 
 def _write(path: str, text: str) -> None:
@@ -199,49 +175,6 @@ def _resident_bytes() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def landlock_abi() -> int:
-    abi = int(_libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION))
-    return max(abi, 0)
-
-
-def landlock_ruleset(read_roots: list[str], write_roots: list[str], out: Confinement) -> str | None:
-    """Prepare (not apply) the ruleset every child restricts itself with."""
-    abi = landlock_abi()
-    if abi < 1:
-        return "kernel has no Landlock"
-    fs_write = FS_WRITE_FILE | FS_WRITE_TREE
-    if abi >= 2:
-        fs_write |= FS_REFER
-    if abi >= 3:
-        fs_write |= FS_TRUNCATE
-    fs_read = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
-    fs_all = fs_read | fs_write | (FS_IOCTL_DEV if abi >= 5 else 0)
-    attr = struct.pack("=QQQ", fs_all, NET_ALL if abi >= 4 else 0, SCOPE_ALL if abi >= 6 else 0)
-    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
-    buf = ctypes.create_string_buffer(attr, len(attr))
-    fd = int(_libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(size), 0))
-    if fd < 0:
-        return f"landlock_create_ruleset failed: {_errno_text()}"
-    rules = [(p, fs_read) for p in read_roots] + [(p, fs_all) for p in write_roots]
-    rules.append(("/dev/null", FS_READ_FILE | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0)))
-    for path, access in rules:
-        try:
-            target = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            continue  # not on this machine: nothing to allow
-        try:
-            if not os.path.isdir(path):
-                access &= FS_EXECUTE | FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV
-            rule = ctypes.create_string_buffer(_PATH_BENEATH.pack(access, target), 12)
-            if int(_libc.syscall(SYS_LANDLOCK_ADD_RULE, fd, LANDLOCK_RULE_PATH_BENEATH, rule, 0)):
-                os.close(fd)
-                return f"landlock_add_rule({path}) failed: {_errno_text()}"
-        finally:
-            os.close(target)
-    out.ruleset_fd = fd
-    return None
-
-
 def setup(
     *,
     mode: str,
@@ -289,7 +222,8 @@ def setup(
         out.pids, problem = namespaces.pid_shuffle()
         out.record("pid-shuffle", problem)
     reads = [*READ_ROOTS, *code_dirs]
-    out.record("landlock", landlock_ruleset(sorted(set(reads)), [work_root], out))
+    out.ruleset_fd, problem = landlock_rules.prepare(sorted(set(reads)), [work_root])
+    out.record("landlock", problem)
     for ctrl in cgroups.CONTROLLERS:
         out.record(cgroups.LAYERS[ctrl], slot.problems.get(ctrl))
     out.record("seccomp", seccomp_filter.install())
@@ -350,9 +284,9 @@ def clear(conf: Confinement) -> int:
     the template's list of children) and three IPC_INFO calls.
     """
     if conf.slot.procs is not None:
-        killed = _kill_listed(conf.slot.procs)
+        killed = reaper.kill_listed(conf.slot.procs)
     elif conf.pid_init:
-        killed = _kill_namespace()
+        killed = reaper.kill_namespace()
     else:
         killed = 0
     if conf.ipc_private:
@@ -369,71 +303,6 @@ def _empty(root: str) -> None:
         else:
             with contextlib.suppress(OSError):
                 os.unlink(entry.path)
-
-
-def kill_cgroup(conf: Confinement) -> int:
-    """Kept for callers of the old name: see `clear`."""
-    return clear(conf)
-
-
-def _kill_listed(procs: str) -> int:
-    """SIGKILL every process listed in a cgroup.procs except the template.
-
-    A process forking while we kill is caught on the next pass; pids.max
-    bounds how many there can be.
-    """
-    me = os.getpid()
-    killed = 0
-    for _ in range(10_000):
-        with open(procs, "rb") as fh:
-            pids = [int(p) for p in fh.read().split() if int(p) not in (0, me)]
-        if not pids:
-            break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except ProcessLookupError:
-                pass
-        _reap_some()
-    return killed
-
-
-def _kill_namespace() -> int:
-    """As init of the namespace: kill(-1) reaches every process in it but us.
-
-    Every live process descends from the template, and an orphan is
-    re-parented to it, so "no children" means nothing is left.
-    """
-    if os.getpid() != 1:
-        return 0  # never kill(-1) outside a namespace of our own
-    killed = 0
-    for n in range(10_000):
-        if not _has_children():
-            break
-        try:
-            os.kill(-1, signal.SIGKILL)
-            killed += 1
-        except ProcessLookupError:
-            pass
-        _reap_some()
-        time.sleep(0 if n < 100 else 0.001)
-    return killed
-
-
-def _has_children() -> bool:
-    with open("/proc/thread-self/children", "rb") as fh:
-        return bool(fh.read().strip())
-
-
-def _reap_some() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def oom_kills(conf: Confinement) -> int:
@@ -470,11 +339,7 @@ def confine_child(conf: Confinement) -> None:
         if conf.nproc is not None:
             resource.setrlimit(resource.RLIMIT_NPROC, (conf.nproc, conf.nproc))
     if conf.ruleset_fd is not None:
-        if int(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
-            raise OSError(ctypes.get_errno(), "no_new_privs")
-        if int(_libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, conf.ruleset_fd, 0)) != 0:
-            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
-        os.close(conf.ruleset_fd)
+        landlock_rules.restrict_self(conf.ruleset_fd)
 
 
 def _drop_capabilities() -> None:

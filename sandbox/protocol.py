@@ -40,6 +40,11 @@ import msgspec
 
 HEADER = struct.Struct("<I")
 MAX_FRAME = 64 * 1024 * 1024
+RANDOM_SEED = 0
+"""``random`` starts from this seed in every candidate child (the template
+seeds itself before forking) and before every check in the verifier: tests
+see the same random numbers in both scoring models, and every run sees the
+same ones."""
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -217,8 +222,6 @@ class VerifierHello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """CPU budget of one check in the verifier (the test's own work)."""
     wall_s: float
     """Longest the verifier waits for the candidate's child over one check."""
-    seed: int = 0
-    """``random`` is reset to this seed's state before every check."""
     memory_mb: int = 0
     """Address-space limit of the verifier (0: none): candidates' values can
     make a test allocate, and a test must not take the machine with it."""
@@ -239,7 +242,6 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     id: int
     status: str
     reason: str = ""
-    calls: int = 0
 
 
 # --- verifier <-> candidate child (the per-job channel) -------------------------

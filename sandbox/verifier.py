@@ -49,8 +49,9 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import plain, protocol
+    from . import frames, plain, protocol
 except ImportError:
+    import frames  # type: ignore[no-redef,import-not-found]
     import plain  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
 
@@ -91,7 +92,6 @@ class Channel:
         self.fd = fd
         self.deadline = deadline
         self.buf = bytearray()
-        self.calls = 0
         # Reads block with a kernel timeout rather than a select() per read:
         # one syscall per message on the hot path of every call.
         self.sock = socket.socket(fileno=os.dup(fd))
@@ -140,7 +140,6 @@ class Channel:
             raise CheckSetupError(
                 f"the test passed an argument that is not plain data: {exc}"
             ) from None
-        self.calls += 1
         try:
             os.write(self.fd, protocol.encode_frame(protocol.CallArgs(args=payload)))
         except OSError:
@@ -197,7 +196,7 @@ class Verifier:
     def __init__(self, hello: protocol.VerifierHello) -> None:
         self.hello = hello
         self.link = socket.socket(fileno=hello.link_fd)
-        random.seed(hello.seed)
+        random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
         self.cache: OrderedDict[tuple[str, str], tuple[CodeType, CodeType]] = OrderedDict()
         signal.signal(signal.SIGPROF, _on_prof)
@@ -232,8 +231,8 @@ class Verifier:
         return fds[0]
 
     def run(self, check: protocol.Check) -> protocol.CheckResult:
-        def result(status: str, reason: str = "", calls: int = 0) -> protocol.CheckResult:
-            return protocol.CheckResult(id=check.id, status=status, reason=reason, calls=calls)
+        def result(status: str, reason: str = "") -> protocol.CheckResult:
+            return protocol.CheckResult(id=check.id, status=status, reason=reason)
 
         try:
             setup, driver = self.compiled(check)
@@ -264,7 +263,7 @@ class Verifier:
             candidate.__name__ = check.entry
             scope[check.entry] = candidate
             random.setstate(self.random_state)
-            return self._drive(driver, scope, chan, result)
+            return self._drive(driver, scope, result)
         finally:
             chan.close()
             os.close(fd)
@@ -273,7 +272,6 @@ class Verifier:
         self,
         driver: CodeType,
         scope: dict[str, Any],
-        chan: Channel,
         result: Callable[..., protocol.CheckResult],
     ) -> protocol.CheckResult:
         global _armed
@@ -285,40 +283,13 @@ class Verifier:
         except CheckTimeout:
             return result("timeout", f"the test ran out of its CPU budget of {self.hello.cpu_s:g}s")
         except CheckSetupError as exc:
-            return result("error", str(exc)[:500], chan.calls)
+            return result("error", str(exc)[:500])
         except BaseException as exc:
-            return result("failed", _reason(exc), chan.calls)
+            return result("failed", _reason(exc))
         finally:
             _armed = False
             signal.setitimer(signal.ITIMER_PROF, 0)
-        return result("passed", "", chan.calls)
-
-
-class FrameReader:
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buf = bytearray()
-
-    def read(self, n: int) -> bytes:
-        while len(self.buf) < n:
-            chunk = os.read(self.fd, max(65536, n - len(self.buf)))
-            if not chunk:
-                raise EOFError
-            self.buf += chunk
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
-
-    def frame(self) -> bytes:
-        (size,) = protocol.HEADER.unpack(self.read(protocol.HEADER.size))
-        return self.read(size)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+        return result("passed")
 
 
 def main() -> None:
@@ -326,7 +297,7 @@ def main() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    reader = FrameReader(0)
+    reader = frames.FrameReader(0)
     try:
         hello = msgspec.msgpack.decode(reader.frame(), type=protocol.VerifierHello)
     except EOFError:
@@ -343,7 +314,7 @@ def main() -> None:
         except EOFError:
             break
         outcome = verifier.run(check)
-        _write_all(1, protocol.encode_frame(outcome))
+        frames.write_all(1, protocol.encode_frame(outcome))
 
 
 if __name__ == "__main__":

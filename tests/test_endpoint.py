@@ -278,7 +278,15 @@ async def test_generation_waits_for_a_saturated_pool(tmp_path: Path) -> None:
             with anyio.fail_after(20):
                 while pool.waiting < 2:  # both executors hold a job
                     await anyio.sleep(0.01)
-            await anyio.sleep(0.3)  # give a runaway producer time to show itself
+            # Give a runaway producer time to show itself: ten quiet points in a
+            # row (every task blocked, nothing in flight, no new sample), counted
+            # in loop turns, not seconds, so a loaded machine cannot cut it short.
+            with anyio.fail_after(20):
+                quiet, seen = 0, fake.samples
+                while quiet < 10:
+                    await anyio.wait_all_tasks_blocked()
+                    quiet = quiet + 1 if (fake.samples, fake.in_flight) == (seen, 0) else 0
+                    seen = fake.samples
             held = fake.samples
             # 2 executing + a window of 4 samples (the stream's buffer included)
             assert 2 <= held <= 2 + 4

@@ -59,7 +59,9 @@ async def test_a_starved_candidate_is_not_timed_out() -> None:
     # The machine gives the slot almost no CPU: here by throttling the slot's
     # own cpu cgroup to 1% of a CPU from outside, which a loaded host does by
     # contention. The run queue wait is the same either way.
-    limits = Limits(cpu_s=2.0, wall_s=1.5, memory_mb=512, fsize_mb=8, disk_mb=32)
+    # A backstop the unthrottled candidate (0.3 s of CPU) reaches only on a
+    # machine that gives the slot under 6% of a CPU.
+    limits = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32)
     async with LocalPool(workers=1, limits=limits) as pool:
         ready = pool._slots[0].ready
         assert ready is not None

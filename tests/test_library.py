@@ -114,15 +114,39 @@ async def test_cancelling_the_caller_kills_the_sandboxes(tmp_path: Path) -> None
         benchmark="human-eval", config=cfg, out_dir=str(tmp_path / "r"), samples=str(samples)
     )
     started: list[RunStarted] = []
-    with anyio.move_on_after(1.5):
-        await aioeval.evaluate(
-            spec, on_event=lambda e: started.append(e) if isinstance(e, RunStarted) else None
-        )
-    assert started, "the run should have started before being cancelled"
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, RunStarted):
+            started.append(event)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: aioeval.evaluate(spec, on_event=on_event))
+        # Cancel once the sandboxes are up and, where candidates get a uid
+        # of their own, once one of them runs: never before.
+        with anyio.fail_after(60):
+            while not (started and _candidate_running(started[0])):
+                await anyio.sleep(0.01)
+        tg.cancel_scope.cancel()
     # No process of ours (templates or candidates) may survive the cancel.
-    await anyio.sleep(0.2)
+    with anyio.move_on_after(30):
+        while _descendants(os.getpid()):
+            await anyio.sleep(0.01)
     mine = _descendants(os.getpid())
     assert mine == [], mine
+
+
+def _candidate_running(started: RunStarted) -> bool:
+    if "unprivileged-uid" not in started.layers:
+        return True
+    return any(_uid(pid) not in (None, os.getuid()) for pid in _descendants(os.getpid()))
+
+
+def _uid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
+    except (OSError, StopIteration):
+        return None
 
 
 def _descendants(root: int) -> list[int]:

@@ -17,6 +17,10 @@ from aioeval.sandbox.protocol import Call, Limits
 pytestmark = pytest.mark.anyio
 
 FAST = Limits(cpu_s=1.0, wall_s=3.0, memory_mb=1024, fsize_mb=8)
+SPIN = Limits(cpu_s=1.0, wall_s=60.0, memory_mb=1024, fsize_mb=8)
+"""For spinning candidates that must end on their CPU budget: a wall-clock
+backstop far beyond it, so a loaded machine (slower CPU time) cannot make
+the backstop fire first."""
 
 
 def _alive(pid: int) -> bool:
@@ -26,6 +30,14 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as fh:
+            kids += [int(x) for x in fh.read().split()]
+    return kids
 
 
 async def test_pass_fail_and_error_verdicts() -> None:
@@ -84,7 +96,7 @@ async def test_cpu_timeout_kills_the_whole_group() -> None:
         "while True:\n"
         "    pass\n"
     )
-    async with LocalPool(workers=1, limits=FAST) as pool:
+    async with LocalPool(workers=1, limits=SPIN) as pool:
         out = await pool.run(program)
         assert out.status == "timeout" and "CPU budget" in out.reason
         # rusage is tick-sampled and lags the kernel's exact CPU clock that
@@ -109,7 +121,7 @@ async def test_ignoring_sigxcpu_still_times_out() -> None:
     program = (
         "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass\n"
     )
-    async with LocalPool(workers=1, limits=FAST) as pool:
+    async with LocalPool(workers=1, limits=SPIN) as pool:
         out = await pool.run(program)
     assert out.status == "timeout"
 
@@ -172,13 +184,17 @@ async def test_template_crash_is_infra_error_then_retried() -> None:
         template = pool._slots[0].ready
         assert template is not None
 
-        async def kill_soon() -> None:
-            await anyio.sleep(0.3)
+        async def kill_while_it_runs() -> None:
+            # Once the candidate is running (a child below the template),
+            # never before: a kill racing the job's start is another test.
+            with anyio.fail_after(60):
+                while not descendants(template.pid):
+                    await anyio.sleep(0.01)
             os.kill(template.pid, signal.SIGKILL)
 
         async with anyio.create_task_group() as tg:
-            tg.start_soon(kill_soon)
-            out = await pool.run("import time\ntime.sleep(0.8)")
+            tg.start_soon(kill_while_it_runs)
+            out = await pool.run("import time\ntime.sleep(1.5)")
         assert out.status == "passed"  # retried once on a fresh template
         assert pool.infra_retries == 1
         assert pool._slots[0].ready is not None and pool._slots[0].ready.pid != template.pid
@@ -190,19 +206,18 @@ async def test_cancellation_leaves_no_processes() -> None:
     templates = [s.ready.pid for s in pool._slots if s.ready is not None]
     program = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(120)\ntime.sleep(120)\n"
     children: list[int] = []
-    with anyio.move_on_after(1.0):
-        async with anyio.create_task_group() as tg:
-            for _ in range(2):
-                tg.start_soon(pool.run, program)
-            await anyio.sleep(0.6)
-            for pid in templates:
-                for tid in os.listdir(f"/proc/{pid}/task"):
-                    with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                        children += [int(x) for x in fh.read().split()]
-            await anyio.sleep(10)
+    async with anyio.create_task_group() as tg:
+        for _ in range(2):
+            tg.start_soon(pool.run, program)
+        # Cancel once both candidates run (each template has a child).
+        with anyio.fail_after(60):
+            while not all(_children(pid) for pid in templates):
+                await anyio.sleep(0.01)
+        children = [kid for pid in templates for kid in _children(pid)]
+        tg.cancel_scope.cancel()
     await pool.aclose()
     assert len(children) >= 2
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(_alive(p) for p in templates + children):
         await anyio.sleep(0.05)
     assert not [p for p in templates + children if _alive(p)]

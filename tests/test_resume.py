@@ -59,6 +59,10 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
             "--quiet",
             "--set",
             "params.workers=2",
+            # Each call burns 0.25 s of CPU (HumanEval/0's test makes seven):
+            # a backstop that a loaded machine cannot turn into "starved".
+            "--set",
+            "params.sandbox.wall_timeout_s=60",
         ),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

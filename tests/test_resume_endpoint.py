@@ -71,7 +71,9 @@ async def test_kill_9_mid_run_then_resume_repeats_no_request(tmp_path: Path) -> 
         finally:
             os.kill(proc.pid, signal.SIGKILL)
             await proc.wait()
-        await anyio.sleep(0.3)  # let the server finish answering the dead client
+        with anyio.fail_after(30):  # the server is done with the dead client's connections
+            while fake._runner is not None and fake._runner.server.connections:
+                await anyio.sleep(0.01)
         first_requests = fake.requests
         generated = _lines(out / "generations.jsonl")
         judged = _lines(out / "results.jsonl")

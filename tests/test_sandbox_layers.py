@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import cgroups, layers, namespaces
+from aioeval.sandbox import cgroups, landlock_rules, layers, namespaces
 from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio
@@ -32,7 +32,7 @@ CHECK = "assert sorted([3, 1, 2]) == [1, 2, 3]"
 def _full_machine() -> bool:
     return (
         os.geteuid() == 0
-        and layers.landlock_abi() >= 1
+        and landlock_rules.abi() >= 1
         and os.path.isdir("/sys/fs/cgroup/memory")
         and os.path.isdir("/sys/fs/cgroup/pids")
     )

@@ -176,7 +176,9 @@ class Slot:
             with anyio.move_on_after(VERIFIER_GRACE_S):
                 await verifier.frame()
                 return child
-            await self._drop_verifier()
+            # The verifier is stuck in a test: the whole slot restarts, with
+            # a fresh link (the template's end of the old one is spoken for).
+            self.broken = True
             return child
         # A test runs on a CPU budget in the verifier; on a loaded machine
         # its wall time can be longer.
@@ -185,11 +187,6 @@ class Slot:
         if check.id != job_id:
             raise SandboxError("verifier protocol out of step")
         return msgspec.structs.replace(child, status=check.status, reason=check.reason)
-
-    async def _drop_verifier(self) -> None:
-        """Kill a verifier stuck in a test; the whole slot restarts with a
-        fresh link (the template's end of the old one is spoken for)."""
-        self.broken = True
 
     async def kill(self) -> None:
         template, self.template = self.template, None

@@ -16,6 +16,7 @@ can never drop out of n): the outcome is ``error``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import shutil
@@ -182,4 +183,8 @@ class LocalPool:
                 for slot in self._slots:
                     tg.start_soon(slot.kill)
             if self.work_root:
-                shutil.rmtree(self.work_root, ignore_errors=True)
+                # Whatever the candidates left there can be a deep tree: not
+                # on the event loop, which may be serving others (embedding).
+                await anyio.to_thread.run_sync(
+                    functools.partial(shutil.rmtree, self.work_root, ignore_errors=True)
+                )

@@ -1,0 +1,82 @@
+"""Blocking frame I/O for the sandbox's own processes (template, verifier).
+
+Both read `protocol` frames from the engine on stdin and write theirs to
+stdout, with plain blocking syscalls: they have nothing else to do while
+they wait. Reads are exact (never ahead of the frame), so raw bytes that
+follow a frame (a job's program, see `protocol.JobHead`) stay in the pipe
+for whoever reads them next.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+try:
+    from . import protocol
+except ImportError:  # loaded as a top-level module inside the template
+    import protocol  # type: ignore[no-redef,import-not-found]
+
+
+class FrameReader:
+    """Reads length-prefixed frames from `fd`, exactly; EOFError at the end."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def exactly(self, view: memoryview) -> None:
+        while view:
+            n = os.readv(self.fd, [view])
+            if n == 0:
+                raise EOFError
+            view = view[n:]
+
+    def frame(self) -> bytes:
+        head = bytearray(protocol.HEADER.size)
+        self.exactly(memoryview(head))
+        (size,) = protocol.HEADER.unpack(head)
+        body = bytearray(size)
+        self.exactly(memoryview(body))
+        return bytes(body)
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def read_some(fd: int) -> bytes | None:
+    """Read what a non-blocking `fd` has; b'' at EOF, None if nothing is ready."""
+    try:
+        return os.read(fd, 65536)
+    except BlockingIOError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.EINTR:
+            return None
+        return b""
+
+
+class JobReader(FrameReader):
+    """A template's reader: frames, and each job's program bytes read
+    straight into one reusable buffer that is wiped after every fork (see
+    `protocol.JobHead`)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd)
+        self.buf = bytearray(1 << 16)
+
+    def read_program(self, size: int) -> None:
+        if size > len(self.buf):
+            self.wipe(len(self.buf))
+            self.buf = bytearray(max(size, 2 * len(self.buf)))
+        self.exactly(memoryview(self.buf)[:size])
+
+    def take(self, size: int) -> bytes:
+        """The program, as the child's own object (call after fork only)."""
+        return bytes(self.buf[:size])
+
+    def wipe(self, size: int) -> None:
+        self.buf[:size] = bytes(size)

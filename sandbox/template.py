@@ -1,0 +1,335 @@
+"""One sandbox template: its isolation, set up once, and the job runner.
+
+`Template` is the state a template process keeps for its whole life (its
+limits, secret, layers and work dir); `Template.run` runs one job: it forks
+a child (see `harness`), waits on a pidfd with a wall-clock backstop, reaps
+it, kills whatever the child left behind (see `reaper`), reads a short tail
+of the captured output, removes the throwaway directory, and has `verdict`
+decide the Outcome. The frame loop around it is `worker`'s.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+try:
+    from . import fairness, frames, harness, layers, protocol, reaper, verdict, workdir
+except ImportError:  # loaded as a top-level module inside the template
+    import fairness  # type: ignore[no-redef,import-not-found]
+    import frames  # type: ignore[no-redef,import-not-found]
+    import harness  # type: ignore[no-redef,import-not-found]
+    import layers  # type: ignore[no-redef,import-not-found]
+    import protocol  # type: ignore[no-redef,import-not-found]
+    import reaper  # type: ignore[no-redef,import-not-found]
+    import verdict  # type: ignore[no-redef,import-not-found]
+    import workdir  # type: ignore[no-redef,import-not-found]
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+RESULT_CAP = 4 * 1024 * 1024
+_JOB_ID = struct.Struct("<Q")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option: int, arg: int) -> bool:
+    return int(_libc.prctl(option, arg, 0, 0, 0)) == 0
+
+
+def die_with_parent() -> None:
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class Template:
+    """State of one template: its limits, secret, output memfd, counters."""
+
+    def __init__(self, hello: protocol.Hello) -> None:
+        self.hello = hello
+        self.limits = hello.limits
+        self.secret = os.urandom(16)
+        self.out_fd = -1
+        self.work_root = hello.work_root
+        os.makedirs(self.work_root, mode=0o700, exist_ok=True)
+        self.conf = layers.setup(
+            mode=hello.isolation,
+            work_root=self.work_root,
+            memory_mb=self.limits.memory_mb,
+            disk_mb=self.limits.disk_mb,
+            nproc=self.limits.nproc,
+            site_dirs=sys.argv[1:],
+        )
+        if self.conf.uid is not None:
+            os.chmod(self.work_root, 0o711)  # the child's uid must reach its dir
+        self.layers: list[str] = ["rlimits", "process-group", "fresh-env", "workdir"]
+        self.warnings: list[str] = self.conf.warnings
+        self.missing: list[str] = self.conf.missing
+        if prctl(PR_SET_CHILD_SUBREAPER, 1):
+            self.layers.append("subreaper")
+        else:
+            self.missing.append("subreaper")
+            self.warnings.append("child subreaper unavailable: setsid daemons may survive")
+        self.layers.extend(self.conf.layers)
+        self.limit_map: dict[str, float | int | None] = {
+            "cpu_s": self.limits.cpu_s,
+            "memory_mb": self.limits.memory_mb,
+            "fsize_mb": self.limits.fsize_mb,
+            "nofile": self.limits.nofile,
+            # Root ignores RLIMIT_NPROC and users share its count, so it only
+            # means something under a uid of our own.
+            "nproc": self.limits.nproc if self.conf.uid is not None else None,
+        }
+        self.env = dict(hello.env)
+        # Candidates get this environment by inheritance: install it in the
+        # template once, with a fixed per-slot work dir as HOME and TMPDIR.
+        self.workdir = os.path.join(self.work_root, "cand")
+        os.environ.clear()
+        os.environ.update(self.env)
+        os.environ["HOME"] = self.workdir
+        os.environ["TMPDIR"] = self.workdir
+        self.oom_seen = layers.oom_kills(self.conf)
+        self.tail = bytearray(self.limits.output_tail)
+        # A fresh tmpfs per job where this template has its own mounts: the
+        # whole tree a candidate wrote goes with one unmount, however deep.
+        self.fresh_mounts = "disk-tmpfs" in self.conf.layers
+        if hello.hide and hello.isolation != "minimal":
+            problems = workdir.hide(hello.hide) if self.fresh_mounts else ["no mount namespace"]
+            if problems:
+                self.missing.append("answer-key-hidden")
+                self.warnings.append(f"answer-key-hidden unavailable: {'; '.join(problems)}")
+            else:
+                self.layers.append("answer-key-hidden")
+        self.link = _link(hello.link_fd)
+        random.seed(protocol.RANDOM_SEED)
+        if self.conf.cgroups:
+            # The candidates share our cgroups: under memory pressure the
+            # kernel must never pick the template (children reset this).
+            _protect_from_oom()
+
+    def run(self, job: protocol.JobHead, program: frames.JobReader) -> protocol.Outcome:
+        wdir, env = self._fresh_workdir(job.id)
+        # Nothing a candidate could mark survives it: a fresh output file
+        # (locks and flags set on the last one die with it), a random pid.
+        self.out_fd = _output_file()
+        token = self.secret + job.id.to_bytes(8, "little", signed=False)
+        channel = self._channel(job) if job.kind == "serve" else None
+        r, w = os.pipe()
+        if self.conf.pids is not None:
+            self.conf.pids.next()
+        tree = fairness.TreeCpu(self.conf.slot)
+        t0 = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                self._child(job, program.take(job.size), token, w, wdir, env, channel)
+            finally:
+                os._exit(70)
+        program.wipe(job.size)  # the child has its copy; ours must not reach the next one
+        os.close(w)
+        if channel is not None:
+            os.close(channel)
+        try:
+            data, wall_killed, too_big = self._wait(pid, r, t0)
+            run_delay = fairness.run_delay_ms(pid) if wall_killed else 0.0
+            _, status, usage = os.wait4(pid, 0)
+        finally:
+            os.close(r)
+        wall_ms = (time.perf_counter() - t0) * 1000.0
+        self.cleanup(pid)
+        # The whole tree's CPU (helpers nobody waited for included), never
+        # less than what the child and the processes it waited for used.
+        cpu_ms = max((usage.ru_utime + usage.ru_stime) * 1000.0, tree.used_ms())
+        tail = self._read_tail()
+        os.close(self.out_fd)
+        self._discard_workdir(wdir)
+        oom = layers.oom_kills(self.conf)
+        oom_killed, self.oom_seen = oom > self.oom_seen, oom
+        ending = verdict.Ending(
+            status=status,
+            wall_killed=wall_killed,
+            too_big=too_big,
+            wall_ms=wall_ms,
+            cpu_ms=cpu_ms,
+            run_delay_ms=run_delay,
+            oom_killed=oom_killed,
+            report=harness.parse_report(data, token),
+            tail_size=tail,
+        )
+        return verdict.outcome(job, self.limits, ending)
+
+    def _child(
+        self,
+        job: protocol.JobHead,
+        program: bytes,
+        token: bytes,
+        result_fd: int,
+        wdir: str,
+        env: dict[str, str] | None,
+        channel: int | None,
+    ) -> None:
+        """In the forked child: run the job (never returns to the template)."""
+        die_with_parent()
+        harness.child_main(
+            task=protocol.task_of(job, program),
+            token=token,
+            result_fd=result_fd,
+            out_fd=self.out_fd,
+            workdir=wdir,
+            env=env,
+            limits=self.limit_map,
+            channel_fd=channel,
+            confine=self._confine,
+        )
+
+    def _fresh_workdir(self, job_id: int) -> tuple[str, dict[str, str] | None]:
+        """The job's empty work dir, and the environment to give the child
+        when it is not the usual one (None: inherit the template's)."""
+        uid = self.conf.uid
+        if self.fresh_mounts:
+            os.makedirs(self.workdir, mode=0o700, exist_ok=True)
+            workdir.mount_workdir(self.workdir, self.limits.disk_mb, uid)
+            return self.workdir, None
+        wdir, env = self.workdir, None
+        try:
+            os.mkdir(wdir, 0o700)
+        except FileExistsError:
+            # The last candidate left something that could not be removed:
+            # use a fresh directory and tell the child its own HOME/TMPDIR.
+            wdir = os.path.join(self.work_root, str(job_id))
+            os.mkdir(wdir, 0o700)
+            env = self.env
+        if uid is not None:
+            os.chown(wdir, uid, uid)
+        return wdir, env
+
+    def _discard_workdir(self, path: str) -> None:
+        if self.fresh_mounts:
+            workdir.unmount_workdir(path)
+        else:
+            workdir.remove_tree(path)
+
+    def _channel(self, job: protocol.JobHead) -> int:
+        """A fresh socket pair for a served job: one end goes to the
+        verifier (tagged with the job id), the other to the child."""
+        if self.link is None:
+            raise RuntimeError("a served job needs a verifier link")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            socket.send_fds(self.link, [_JOB_ID.pack(job.id)], [theirs.fileno()])
+        finally:
+            theirs.close()
+        return ours.detach()
+
+    def _confine(self) -> None:
+        layers.confine_child(self.conf)
+
+    def _wait(self, pid: int, r: int, t0: float) -> tuple[bytes, bool, bool]:
+        """Collect the child's report until it exits or the backstop fires."""
+        pidfd = os.pidfd_open(pid)
+        os.set_blocking(r, False)
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.register(r, select.POLLIN)
+        poller.register(0, 0)  # hang-up only: the engine went away
+        chunks: list[bytes] = []
+        size = 0
+        deadline = t0 + self.limits.wall_s
+        wall_killed = too_big = False
+        r_open = True
+        try:
+            while True:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    reaper.kill_group(pid)
+                    wall_killed = True
+                    break
+                events = poller.poll(left * 1000.0)
+                exited = False
+                for fd, ev in events:
+                    if fd == 0 and ev & (select.POLLHUP | select.POLLERR):
+                        reaper.kill_group(pid)
+                        self.cleanup(pid)
+                        layers.teardown(self.conf)
+                        os._exit(0)
+                    if fd == r and r_open:
+                        chunk = frames.read_some(r)
+                        if chunk:
+                            chunks.append(chunk)
+                            size += len(chunk)
+                            if size > RESULT_CAP:
+                                too_big = True
+                                reaper.kill_group(pid)
+                        elif chunk is not None:
+                            poller.unregister(r)
+                            r_open = False
+                    if fd == pidfd:
+                        exited = True
+                if exited or too_big:
+                    break
+            # Drain what the child wrote just before exiting.
+            while r_open and size <= RESULT_CAP:
+                chunk = frames.read_some(r)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        finally:
+            os.close(pidfd)
+        return b"".join(chunks), wall_killed, too_big
+
+    def cleanup(self, pid: int) -> None:
+        """Kill the child's group and reap every orphan this subreaper got."""
+        if pid > 0:
+            reaper.kill_group(pid)
+        layers.clear(self.conf)
+        reaper.kill_children()
+
+    def _read_tail(self) -> int:
+        """Read the last bytes of the child's output into the tail buffer
+        (never into a Python object: see `send`); return how many."""
+        size = os.fstat(self.out_fd).st_size
+        n = min(size, len(self.tail))
+        if n <= 0:
+            return 0
+        return os.preadv(self.out_fd, [memoryview(self.tail)[:n]], size - n)
+
+    def send(self, outcome: protocol.Outcome) -> None:
+        """The outcome frame, then the raw tail bytes; then the tail is wiped."""
+        n = outcome.tail_size
+        frames.write_all(1, protocol.encode_frame(outcome))
+        if n:
+            frames.write_all(1, memoryview(self.tail)[:n])
+            self.tail[:n] = bytes(n)
+
+
+MFD_NOEXEC_SEAL = 0x0008
+
+
+def _output_file() -> int:
+    """A memory file for one candidate's stdout and stderr (never executable
+    where the kernel knows how to seal that)."""
+    try:
+        return os.memfd_create("candidate-output", MFD_NOEXEC_SEAL)
+    except OSError:
+        return os.memfd_create("candidate-output", 0)  # kernels before 6.3
+
+
+def _protect_from_oom() -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("-1000")
+    except OSError:
+        pass  # not privileged: the children's +1000 still points the kernel at them
+
+
+def _link(fd: int) -> socket.socket | None:
+    """The verifier link the engine passed, if any."""
+    return socket.socket(fileno=fd) if fd >= 0 else None
