@@ -1,0 +1,157 @@
+"""The layer contract, read from the code's own imports (function-local and
+TYPE_CHECKING imports included: a dependency is a dependency).
+
+Dependencies run one way::
+
+    cli -> testing -> reporting -> analysis -> run
+        -> generation | executors | suites   (siblings: none imports another)
+        -> contracts (errors, types, config, events, metrics, run.contract,
+           executors.base: the data and protocols the stages share)
+        -> sandbox (imports nothing else of the engine)
+
+and no module or function grows past what a reader takes in at once.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"aioeval": "aioeval", "sandbox": "aioeval.sandbox", "suites": "aioeval.suites"}
+MAX_FUNCTION_LINES = 80
+MAX_MODULE_LINES = 450
+
+CONTRACTS = {
+    "aioeval.errors",
+    "aioeval.types",
+    "aioeval.config",
+    "aioeval.events",
+    "aioeval.metrics",
+    "aioeval.run.contract",
+    "aioeval.executors.base",
+}
+SIBLINGS = ("aioeval.generation", "aioeval.executors", "aioeval.suites")
+ORDER = ("aioeval.run", "aioeval.analysis", "aioeval.reporting", "aioeval.testing")
+TOP = {"aioeval", "aioeval.__main__", "aioeval.cli", "aioeval.fake_openai"}
+"""The public facade, the CLI and the ``python -m aioeval.fake_openai`` shim."""
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join([package, *parts])] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path] = MODULES) -> set[str]:
+    """Engine modules ``name`` imports (the deepest known module per import)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            prefix = ".".join([*base, *([node.module] if node.module else [])])
+            targets = [f"{prefix}.{a.name}" for a in node.names] + [prefix]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def _rank(name: str) -> tuple[int, str]:
+    """(layer, column): a module may import lower layers, and its own
+    column within a layer."""
+    if _within(name, "aioeval.sandbox"):
+        return 0, "sandbox"
+    if name in CONTRACTS:
+        return 1, "contracts"
+    for sibling in SIBLINGS:
+        if _within(name, sibling):
+            return 2, sibling
+    for layer, package in enumerate(ORDER, start=3):
+        if _within(name, package):
+            return layer, package
+    assert name in TOP, f"{name}: not placed in any layer (add it to the contract)"
+    return 3 + len(ORDER), "top"
+
+
+def _violations(modules: dict[str, Path] = MODULES) -> list[str]:
+    bad = []
+    for name, path in modules.items():
+        layer, column = _rank(name)
+        for dep in sorted(_imports(name, path, modules)):
+            dep_layer, dep_column = _rank(dep)
+            if dep_layer > layer or (dep_layer == layer and dep_column != column):
+                bad.append(f"{name} ({column}) imports {dep} ({dep_column})")
+    return bad
+
+
+def test_every_engine_module_is_seen() -> None:
+    assert "aioeval.run.evaluate" in MODULES and "aioeval.sandbox.worker" in MODULES
+    assert len(MODULES) > 50
+
+
+def test_dependencies_run_one_way() -> None:
+    assert _violations() == []
+
+
+def test_the_sandbox_imports_nothing_of_the_engine() -> None:
+    for name, path in MODULES.items():
+        if _within(name, "aioeval.sandbox"):
+            assert all(_within(d, "aioeval.sandbox") for d in _imports(name, path)), name
+
+
+def test_a_violation_is_caught(tmp_path: Path) -> None:
+    """The checker itself: upward and sideways imports, relative or not,
+    function-local or not, are reported; downward ones are not."""
+    files = {
+        "aioeval.errors": "def f():\n    from .run import evaluate\n",
+        "aioeval.run.evaluate": "from ..errors import X\nfrom aioeval.suites import base\n",
+        "aioeval.suites.base": "from aioeval.executors.local import LocalPool\n",
+        "aioeval.executors.local": "import aioeval.sandbox.worker\n",
+        "aioeval.sandbox.worker": "from aioeval import config\n",
+        "aioeval.config": "",
+    }
+    modules = {}
+    for name, text in files.items():
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        modules[name] = path
+    assert sorted(_violations(modules)) == [
+        "aioeval.errors (contracts) imports aioeval.run.evaluate (aioeval.run)",
+        "aioeval.sandbox.worker (sandbox) imports aioeval.config (contracts)",
+        "aioeval.suites.base (aioeval.suites) imports aioeval.executors.local (aioeval.executors)",
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_and_functions_stay_short(name: str) -> None:
+    path = MODULES[name]
+    source = path.read_text(encoding="utf-8")
+    lines = source.count("\n")
+    assert lines <= MAX_MODULE_LINES, f"{path}: {lines} lines"
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            assert node.end_lineno is not None
+            length = node.end_lineno - node.lineno + 1
+            assert length <= MAX_FUNCTION_LINES, f"{path}:{node.lineno} {node.name}: {length}"
