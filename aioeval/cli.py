@@ -3,7 +3,8 @@
 Exit status: 0 when a run completed (whatever the score); 2 with a one-line
 reason for bad config, bad input files, bad flags or a refused endpoint; 3
 when the run finished but some samples are infra_error (incomplete); 130 on
-Ctrl-C.
+Ctrl-C and 143 on SIGTERM (journal closed, sandboxes gone, resume hint
+printed).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rich.progress import (
 from rich.text import Text
 
 from . import _cli_args
+from ._termination import EXIT_STATUS, Terminated, until_sigterm
 from .config import RunConfig, build_config, load_config
 from .errors import AioevalError, ConfigError
 from .events import Event, GenerationUpdate, ResultReady, RunStarted
@@ -168,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return _interrupted(progress, err, "interrupted", 130)
+    except Terminated:
+        return _interrupted(progress, err, "terminated (SIGTERM)", EXIT_STATUS)
     progress.stop()
     if not args.quiet:
         print_summary(summary, progress.out_dir, out)
@@ -208,7 +212,7 @@ def _interrupted(progress: _Progress, err: Console, what: str, status: int) -> i
 
 def _run_async(fn: Callable[[], Awaitable[Summary]]) -> Summary:
     async def runner() -> Summary:
-        return await fn()
+        return await until_sigterm(fn)
 
     options = {"use_uvloop": True} if importlib.util.find_spec("uvloop") else {}
     return anyio.run(runner, backend_options=options)
