@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError("--benchmark is required (or --resume DIR)")
         spec = RunSpec(
             benchmark=args.benchmark,
-            platform=getattr(args, "platform", None) or "llm-mock",
+            # run without --platform: target.mode decides (see run.modes)
+            platform=args.platform if args.command == "run" else "llm-mock",
             config=cfg,
             out_dir=resume or args.out,
             samples=getattr(args, "samples", None),

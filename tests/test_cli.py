@@ -9,12 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import msgspec
 import orjson
 import pytest
 
 from aioeval.cli import main
 from aioeval.executors import REGISTRY as EXECUTORS
+from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.suites import BENCHMARKS
 from aioeval.suites.crux_data import PINNED_VERSION, cached_path
 from aioeval.suites.human_eval import load_problems
@@ -387,3 +389,57 @@ def test_resume_of_a_score_run_from_another_directory(tmp_path: Path) -> None:
     assert value(summary, "human-eval.pass_at_1") == 1.0
     assert any("kept 2 journaled verdicts, executed 3 more" in n for n in summary.notes)
     assert not (elsewhere / "runs").exists() and list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_model_shortcut_reaches_the_endpoint(tmp_path: Path) -> None:
+    problems = load_problems()[:2]
+    fake_config = FakeConfig(models=["fake-model", "other-model"])
+    async with FakeOpenAI(fake_config, human_eval_answers(problems)) as fake:
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(
+            f"target: {{mode: runtime, endpoint: '{fake.url}', model: fake-model}}\n"
+            "params: {allow_code_execution: true}\n"
+        )
+
+        async def cli(out: str, model: str) -> subprocess.CompletedProcess[bytes]:
+            argv = ["run", "--benchmark", "human-eval", "--config", str(cfg), "--limit", "2"]
+            return await anyio.run_process(
+                [sys.executable, "-m", "aioeval", *argv, "--model", model, "--out", out, "--quiet"],
+                check=False,
+            )
+
+        ok = await cli(str(tmp_path / "ok"), "other-model")
+        refused = await cli(str(tmp_path / "no"), "absent-model")
+    assert ok.returncode == 0, ok.stderr.decode()
+    record = orjson.loads((tmp_path / "ok" / "run.json").read_bytes())
+    assert record["config"]["target"]["model"] == "other-model"
+    summary, _ = read_run(tmp_path / "ok")
+    assert value(summary, "human-eval.pass_at_1") == 1.0
+    lines = refused.stderr.decode().strip().splitlines()
+    assert refused.returncode == 2 and len(lines) == 1
+    assert "does not serve model 'absent-model'" in lines[0]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_forbidden_key_stops_the_run_at_start_up(tmp_path: Path) -> None:
+    """403 on the first request (401 is covered in test_endpoint): exit 2, the
+    server's message, no sample requested."""
+    forbidden = FakeConfig(models_status=403, models_message="this key was revoked")
+    async with FakeOpenAI(forbidden) as fake:
+        proc = await anyio.run_process(
+            [
+                *(sys.executable, "-m", "aioeval", "run", "--benchmark", "human-eval"),
+                *("--platform", "llm-endpoint", "--model", "fake-model", "--limit", "1"),
+                *("--set", f"target.endpoint={fake.url}", "--set", "target.retries.max_attempts=1"),
+                *("--set", "params.allow_code_execution=true", "--out", str(tmp_path / "o")),
+            ],
+            check=False,
+        )
+        requests = fake.requests
+    lines = proc.stderr.decode().strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, lines
+    assert "rejected the credentials" in lines[0] and "this key was revoked" in lines[0]
+    assert requests == 0
