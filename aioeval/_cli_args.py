@@ -69,9 +69,6 @@ def _config_flags(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a config field, e.g. params.n_samples=10 (repeatable)",
     )
-    p.add_argument(
-        "--limit", type=_positive, metavar="N", help="only the first N problems (params.limit)"
-    )
     p.add_argument("--dataset", metavar="FILE", help="a local dataset file (params.dataset_path)")
     p.add_argument(
         "--out", metavar="DIR", help="output directory (default: a new folder under ./runs/)"
@@ -95,6 +92,9 @@ def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
     run.add_argument(
         "--model", metavar="NAME", help="model name sent to the endpoint (target.model)"
+    )
+    run.add_argument(
+        "--limit", type=_positive, metavar="N", help="only the first N problems (params.limit)"
     )
     _config_flags(run)
     run.add_argument(
@@ -153,7 +153,7 @@ def overrides(args: argparse.Namespace) -> list[str]:
     out = list(args.overrides)
     if getattr(args, "model", None) is not None:
         out.append(f"target.model={json.dumps(args.model)}")
-    if args.limit is not None:
+    if getattr(args, "limit", None) is not None:
         out.append(f"params.limit={args.limit}")
     if args.dataset is not None:
         out.append(f"params.dataset_path={json.dumps(str(dataset_file(args.dataset)))}")

@@ -240,12 +240,16 @@ def test_bad_limit_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[str])
         line == "aioeval run: error: argument --limit: must be >= 1, got 0 (see aioeval run --help)"
     )
     with pytest.raises(SystemExit) as info:
-        main(["score", "--benchmark", "human-eval", "--samples", "s", "--limit", "ten"])
+        main(["run", "--benchmark", "human-eval", "--limit", "ten"])
     assert info.value.code == 2
     assert capsys.readouterr().err == (
-        "aioeval score: error: argument --limit: expected a whole number, got 'ten' "
-        "(see aioeval score --help)\n"
+        "aioeval run: error: argument --limit: expected a whole number, got 'ten' "
+        "(see aioeval run --help)\n"
     )
+    # score has no --limit: a samples file decides which problems are scored.
+    with pytest.raises(SystemExit):
+        main(["score", "--benchmark", "human-eval", "--samples", "s", "--limit", "2"])
+    assert "unrecognized arguments: --limit 2" in capsys.readouterr().err
 
 
 def test_list_shows_benchmarks_platforms_and_executors(tmp_path: Path) -> None:
@@ -291,7 +295,8 @@ def test_help_describes_only_what_applies() -> None:
         assert "example:" in text and f"  {command} --benchmark" in text
         assert "accepted for" not in text and "--domain" not in text and "seed" not in text
     assert "--resume" in run and "--model" in run and "--limit" in run
-    assert "--resume" not in score and "--model" not in score and "--samples" in score
+    assert "--resume" not in score and "--model" not in score and "--limit" not in score
+    assert "--samples" in score
 
 
 def test_set_error_names_the_flag_and_the_allowed_values(tmp_path: Path) -> None:
