@@ -28,6 +28,7 @@ CONTRACTS = {
     "aioeval.errors",
     "aioeval.types",
     "aioeval.config",
+    "aioeval._config_errors",
     "aioeval.events",
     "aioeval.metrics",
     "aioeval.run.contract",
@@ -35,8 +36,17 @@ CONTRACTS = {
 }
 SIBLINGS = ("aioeval.generation", "aioeval.executors", "aioeval.suites")
 ORDER = ("aioeval.run", "aioeval.analysis", "aioeval.reporting", "aioeval.testing")
-TOP = {"aioeval", "aioeval.__main__", "aioeval.cli", "aioeval.fake_openai"}
-"""The public facade, the CLI and the ``python -m aioeval.fake_openai`` shim."""
+TOP = {
+    "aioeval",
+    "aioeval.__main__",
+    "aioeval.cli",
+    "aioeval._cli_args",
+    "aioeval._termination",
+    "aioeval.catalog",
+    "aioeval.fake_openai",
+}
+"""The public facade, the CLI (its arguments, signals and ``aioeval list``)
+and the ``python -m aioeval.fake_openai`` shim."""
 
 
 def _modules() -> dict[str, Path]:
@@ -67,7 +77,10 @@ def _imports(name: str, path: Path, modules: dict[str, Path] = MODULES) -> set[s
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             prefix = ".".join([*base, *([node.module] if node.module else [])])
-            targets = [f"{prefix}.{a.name}" for a in node.names] + [prefix]
+            names = [f"{prefix}.{a.name}" for a in node.names]
+            # ``from pkg import module`` imports the module; ``from pkg
+            # import name`` imports pkg itself.
+            targets = names + ([] if all(n in modules for n in names) else [prefix])
         else:
             continue
         for target in targets:
