@@ -111,6 +111,9 @@ class RateLearner:
         """Successes sent after ``empty_at``."""
         self.ok_since = True
         """A request sent after the last lowering has succeeded."""
+        self.refused_again = False
+        """A request sent after the last lowering was refused too: the
+        endpoint kept refusing, not just the client waiting out a hint."""
         self.lowered = 0
         self.served = 0
         self.first_ok: float | None = None
@@ -145,12 +148,18 @@ class RateLearner:
         if sent_at >= self.since and not self.ok_since:
             self.ok_since = True
             self.grow_from = now
-            self._after_episode(sent_at - self.since)
+            if self.refused_again:
+                self._after_episode(sent_at - self.since)
 
     def _after_episode(self, refused_for: float) -> None:
         """A budget that came back only after many requests' worth of time
         was restored all at once (a fixed window): the pace that was refused
-        says nothing then, the rate served over the whole run does."""
+        says nothing then, the rate served over the whole run does. Only
+        read so when a probe was refused again: a single 429 whose hint
+        (a 60 s Retry-After, or 1 s rounded up from 0.1 s) the client waited
+        out says nothing about the window, and the served rate would count
+        the client's own pause (issue 14: a parallel cap's 60 s hint then
+        paced the rest of the run at a few requests per minute)."""
         assert self.first_ok is not None and self.start is not None
         span = self.since + refused_for - self.first_ok
         if span <= 0:
@@ -166,7 +175,10 @@ class RateLearner:
         Returns whether the pace was lowered: not for requests sent before
         the last lowering (already reacted to), nor for a probe refused
         again before anything succeeded (the same episode: only the pause grows)."""
-        if sent_at < self.since or not self.ok_since:
+        if sent_at < self.since:
+            return False
+        if not self.ok_since:
+            self.refused_again = True
             return False
         # The span starts at the previous episode's first 429, so a budget
         # restored all at once (a fixed window) is spread over its window.
@@ -185,6 +197,7 @@ class RateLearner:
         self.since = now
         self.grow_from = None
         self.ok_since = False
+        self.refused_again = False
         self.lowered += 1
         return True
 
