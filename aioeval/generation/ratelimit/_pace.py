@@ -169,9 +169,21 @@ class RateLearner:
             self.start = TARGET * served
             self.top, self.floor = served, None
 
-    def on_throttle(self, sent_at: float, now: float, paced: float | None, sent: float) -> bool:
+    def on_throttle(
+        self,
+        sent_at: float,
+        now: float,
+        paced: float | None,
+        sent: float,
+        *,
+        stated: bool = False,
+    ) -> bool:
         """A request sent at ``sent_at`` got a rate 429; ``paced`` is the pace
-        then in force (None: unpaced, and ``sent`` the measured send rate).
+        then in force (None: unpaced, and ``sent`` the measured send rate);
+        ``stated``: that pace was the limit the server's headers state, so
+        the refusal was a burst (arrivals bunched on the way): the pace
+        steps down to TARGET of it and grows back to the stated limit
+        (never to BACKOFF, a loose floor, or a learned top below it).
         Returns whether the pace was lowered: not for requests sent before
         the last lowering (already reacted to), nor for a probe refused
         again before anything succeeded (the same episode: only the pause grows)."""
@@ -188,6 +200,12 @@ class RateLearner:
                 self.floor = bound if self.floor is None else max(self.floor, bound)
         self.empty_at, self.accepted = sent_at, 0
         refused = paced if paced is not None else sent
+        if stated:  # the stated limit bounds the climb back: no top to learn
+            self.start = TARGET * refused
+            self.since, self.grow_from, self.ok_since = now, None, False
+            self.refused_again = False
+            self.lowered += 1
+            return True
         if paced is not None:
             self.top = paced if self.top is None else min(self.top, paced)
             if self.floor is not None and self.floor > self.top:
@@ -262,7 +280,15 @@ class Pace:
         sent = self.send_rate(sent_at)
         if paced is None and sent is None:
             return False
-        lowered = self.learner.on_throttle(sent_at, now, paced, sent or 0.0)
+        # Within TARGET of the stated limit: a burst, not a wrong limit
+        # (issue 14: a gateway's 429 after jittered arrivals cut the pace to
+        # a loose floor, 0.4 of the limit its headers stated).
+        stated = (
+            paced is not None
+            and self.hinted is not None
+            and paced >= TARGET * HINT_MARGIN * self.hinted - 1e-9
+        )
+        lowered = self.learner.on_throttle(sent_at, now, paced, sent or 0.0, stated=stated)
         bucket = self._bucket(now)
         if bucket is not None:
             bucket.level = min(bucket.level, 0.0)  # the next send waits a full interval
