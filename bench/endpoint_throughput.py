@@ -135,10 +135,13 @@ def _meets(case: dict[str, Any]) -> bool:
     return bool(case["ratio"] >= 0.95 and case["share_429"] <= 0.02)
 
 
-async def matrix_case(root: Path, problems: int) -> dict[str, Any]:
+async def matrix_case(root: Path, problems: int, pick: set[str]) -> dict[str, Any]:
+    """The unknown-limit matrix; ``pick`` names the cases to run (empty: all)."""
     out: dict[str, Any] = {}
     for rpm in (240.0, 600.0):
         for hints in ("openai", "gateway", "none"):
+            if pick and f"rpm{rpm:.0f}_{hints}" not in pick:
+                continue
             fake, summary, wall = await generate(
                 FakeConfig(latency_s=LATENCY, rpm=rpm, burst=2, hints=hints, seed=1),  # type: ignore[arg-type]
                 root / f"rpm{rpm:.0f}-{hints}",
@@ -149,8 +152,11 @@ async def matrix_case(root: Path, problems: int) -> dict[str, Any]:
             case = request_figures(fake, rpm, summary, wall)
             case["target_met"] = _meets(case)
             out[f"rpm{rpm:.0f}_{hints}"] = case
-    out["parallel_cap_4"] = await parallel_case(root, problems)
+    if not pick or "parallel_cap_4" in pick:
+        out["parallel_cap_4"] = await parallel_case(root, problems)
     for hints in ("openai", "none"):
+        if pick and f"tpm_usage_{hints}" not in pick:
+            continue
         out[f"tpm_usage_{hints}"] = await tpm_case(root, problems, configured=False, hints=hints)
     return out
 
@@ -293,7 +299,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         out["configured"] = await configured_case(args.rpm, args.seconds, root)
         out["configured"]["R_rpm"] = args.rpm
     if "matrix" in only:
-        out["unknown_limit"] = await matrix_case(root, args.problems)
+        pick = set(args.matrix.split(",")) if args.matrix else set()
+        out["unknown_limit"] = await matrix_case(root, args.problems, pick)
     if "tpm" in only:
         out["tpm_configured"] = await tpm_case(root, args.problems, configured=True, hints="openai")
     if "faults" in only:
@@ -307,6 +314,12 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help=f"comma-separated subset of {','.join(CASES)}")
+    parser.add_argument(
+        "--matrix",
+        default="",
+        help="comma-separated matrix cases (rpm240_openai, ..., rpm600_none, parallel_cap_4, "
+        "tpm_usage_openai, tpm_usage_none); all by default",
+    )
     parser.add_argument("--rpm", type=float, default=1200.0, help="configured case: the limit R")
     parser.add_argument("--seconds", type=float, default=15.0, help="configured case length")
     parser.add_argument("--problems", type=int, default=164, help="samples per matrix/tpm run")

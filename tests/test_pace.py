@@ -87,6 +87,7 @@ def test_learner_reads_a_long_refusal_as_a_window_and_paces_at_the_served_rate()
     for i in range(60):  # a minute's budget used in the first 2 s
         learner.on_success(sent_at=i / 30, now=i / 30 + 0.3)
     learner.on_throttle(sent_at=2.0, now=2.0, paced=None, sent=30.0)
+    assert not learner.on_throttle(sent_at=55.0, now=55.0, paced=None, sent=0.0)  # probe refused
     learner.on_success(sent_at=60.0, now=60.3)  # refused until the next window
     assert learner.top == pytest.approx(61 / 60)
     assert learner.rate(60.3) == pytest.approx(TARGET * 61 / 60)

@@ -178,6 +178,8 @@ class RateLimiter:
         hints = hints or RateHeaders()
         self.in_flight -= 1
         self.out.pop(permit.id, None)
+        if outcome == "throttled":
+            self._unslot(permit)
         if permit.probe:
             self.probe_out = False
         self._read_limits(hints, now, now - permit.started_at)
@@ -241,6 +243,16 @@ class RateLimiter:
         self.paused_until = max(self.paused_until, now + min(pause, self.patience_s))
         self.probing = True
         return "rate"
+
+    def _unslot(self, refused: Permit) -> None:
+        """A refused request never held a slot at the server, so the requests
+        sent while it was out had one fewer in flight than counted: without
+        this, one sent just after a refusal (before its 429 came back) and
+        admitted would look like a success above a parallel cap, and the
+        cap's next 429 would read as a rate limit (a 60 s pause)."""
+        for other in self.out.values():
+            if other.id > refused.id:
+                other.parallel = max(1, other.parallel - 1)
 
     def _probe_wait(self, now: float) -> float:
         """A send that reaches a parallelism never seen to work (above a

@@ -111,6 +111,9 @@ class RateLearner:
         """Successes sent after ``empty_at``."""
         self.ok_since = True
         """A request sent after the last lowering has succeeded."""
+        self.refused_again = False
+        """A request sent after the last lowering was refused too: the
+        endpoint kept refusing, not just the client waiting out a hint."""
         self.lowered = 0
         self.served = 0
         self.first_ok: float | None = None
@@ -145,12 +148,18 @@ class RateLearner:
         if sent_at >= self.since and not self.ok_since:
             self.ok_since = True
             self.grow_from = now
-            self._after_episode(sent_at - self.since)
+            if self.refused_again:
+                self._after_episode(sent_at - self.since)
 
     def _after_episode(self, refused_for: float) -> None:
         """A budget that came back only after many requests' worth of time
         was restored all at once (a fixed window): the pace that was refused
-        says nothing then, the rate served over the whole run does."""
+        says nothing then, the rate served over the whole run does. Only
+        read so when a probe was refused again: a single 429 whose hint
+        (a 60 s Retry-After, or 1 s rounded up from 0.1 s) the client waited
+        out says nothing about the window, and the served rate would count
+        the client's own pause (issue 14: a parallel cap's 60 s hint then
+        paced the rest of the run at a few requests per minute)."""
         assert self.first_ok is not None and self.start is not None
         span = self.since + refused_for - self.first_ok
         if span <= 0:
@@ -160,13 +169,28 @@ class RateLearner:
             self.start = TARGET * served
             self.top, self.floor = served, None
 
-    def on_throttle(self, sent_at: float, now: float, paced: float | None, sent: float) -> bool:
+    def on_throttle(
+        self,
+        sent_at: float,
+        now: float,
+        paced: float | None,
+        sent: float,
+        *,
+        stated: bool = False,
+    ) -> bool:
         """A request sent at ``sent_at`` got a rate 429; ``paced`` is the pace
-        then in force (None: unpaced, and ``sent`` the measured send rate).
+        then in force (None: unpaced, and ``sent`` the measured send rate);
+        ``stated``: that pace was the limit the server's headers state, so
+        the refusal was a burst (arrivals bunched on the way): the pace
+        steps down to TARGET of it and grows back to the stated limit
+        (never to BACKOFF, a loose floor, or a learned top below it).
         Returns whether the pace was lowered: not for requests sent before
         the last lowering (already reacted to), nor for a probe refused
         again before anything succeeded (the same episode: only the pause grows)."""
-        if sent_at < self.since or not self.ok_since:
+        if sent_at < self.since:
+            return False
+        if not self.ok_since:
+            self.refused_again = True
             return False
         # The span starts at the previous episode's first 429, so a budget
         # restored all at once (a fixed window) is spread over its window.
@@ -176,6 +200,12 @@ class RateLearner:
                 self.floor = bound if self.floor is None else max(self.floor, bound)
         self.empty_at, self.accepted = sent_at, 0
         refused = paced if paced is not None else sent
+        if stated:  # the stated limit bounds the climb back: no top to learn
+            self.start = TARGET * refused
+            self.since, self.grow_from, self.ok_since = now, None, False
+            self.refused_again = False
+            self.lowered += 1
+            return True
         if paced is not None:
             self.top = paced if self.top is None else min(self.top, paced)
             if self.floor is not None and self.floor > self.top:
@@ -185,6 +215,7 @@ class RateLearner:
         self.since = now
         self.grow_from = None
         self.ok_since = False
+        self.refused_again = False
         self.lowered += 1
         return True
 
@@ -249,7 +280,15 @@ class Pace:
         sent = self.send_rate(sent_at)
         if paced is None and sent is None:
             return False
-        lowered = self.learner.on_throttle(sent_at, now, paced, sent or 0.0)
+        # Within TARGET of the stated limit: a burst, not a wrong limit
+        # (issue 14: a gateway's 429 after jittered arrivals cut the pace to
+        # a loose floor, 0.4 of the limit its headers stated).
+        stated = (
+            paced is not None
+            and self.hinted is not None
+            and paced >= TARGET * HINT_MARGIN * self.hinted - 1e-9
+        )
+        lowered = self.learner.on_throttle(sent_at, now, paced, sent or 0.0, stated=stated)
         bucket = self._bucket(now)
         if bucket is not None:
             bucket.level = min(bucket.level, 0.0)  # the next send waits a full interval

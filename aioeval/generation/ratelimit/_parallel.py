@@ -32,8 +32,10 @@ class ParallelCap:
         self.slow_start = slow_start
         self.peak_ok = 0
         """The most requests in flight (counting itself) when one succeeded."""
-        self.peak_admitted = 0
-        """The same for a request seen running past the time a 429 takes."""
+        self.admitted = 0
+        """The most in flight when a request now running past the time a 429
+        takes was sent. Not a peak: a request counted so before the first
+        429 (when that time is not known yet) may still come back refused."""
         self.cap: int | None = None
         """A parallel cap concluded from a 429 (raised when a probe above it works)."""
         self.probe_after = PARALLEL_PROBE_AFTER[0]
@@ -52,12 +54,12 @@ class ParallelCap:
     @property
     def works(self) -> int:
         """The most in flight seen to work (succeeded or admitted), within a learned cap."""
-        works = max(self.peak_ok, self.peak_admitted)
+        works = max(self.peak_ok, self.admitted)
         return works if self.cap is None else min(works, self.cap)
 
     def saw_admitted(self, parallel: int) -> None:
-        """A request sent at ``parallel`` is running past the time a 429 takes."""
-        self.peak_admitted = max(self.peak_admitted, parallel)
+        """Requests sent at up to ``parallel`` are running past the time a 429 takes."""
+        self.admitted = parallel
 
     def on_success(self, parallel: int) -> None:
         self.peak_ok = max(self.peak_ok, parallel)
@@ -90,7 +92,11 @@ class ParallelCap:
             hints.remaining_tokens,
         ):
             return False
-        return parallel >= 2 and parallel > max(self.peak_ok, self.peak_admitted, admitted)
+        # A tie reads as a cap too: the client counts a request in flight
+        # until its answer is read, the server only until it answered, so a
+        # level seen to work may have been one fewer at the server (issue 14:
+        # the cap's 429 then read as a rate limit and its 60 s were waited).
+        return parallel >= 2 and parallel >= max(self.peak_ok, admitted)
 
     def on_parallel_429(self, parallel: int, sent_at: float, now: float, *, paced: bool) -> None:
         """A parallel 429 for a request sent at ``sent_at``. Requests sent
