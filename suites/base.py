@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -191,6 +192,12 @@ def dataset_of(name: str, version: str, problems: list[Problem], params: Params)
         problems=kept,
         full_size=len(problems) if len(kept) < len(problems) else None,
     )
+
+
+def fixture_records(name: str) -> list[MockRecord]:
+    """The pre-scored candidates of a bundled fixture (``aioeval/fixtures/NAME``)."""
+    data = resources.files("aioeval.fixtures").joinpath(name).read_bytes()
+    return [msgspec.json.decode(line, type=MockRecord) for line in data.splitlines() if line]
 
 
 def jsonl_rows(

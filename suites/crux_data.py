@@ -24,6 +24,8 @@ import platformdirs
 from aioeval.errors import DatasetError, InputError
 from aioeval.types import Problem
 
+from .base import jsonl_rows
+
 PINNED_COMMIT = "190faf16d175b5847b0af05d937872b1fb395942"
 PINNED_SHA256 = "8368b81047dc5014e4caf5a2f97604eff7644e0ecd7415e3ceeb184bbc2e0c96"
 PINNED_PATH = "data/cruxeval.jsonl"
@@ -47,13 +49,7 @@ def parse_problems(data: bytes, source: str) -> list[Problem]:
     decoder = msgspec.json.Decoder(_Row)
     problems: list[Problem] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            raise InputError(f"{source}:{lineno}: {exc}") from None
+    for lineno, row in jsonl_rows(data.splitlines(), source, decoder):
         if row.id in seen:
             raise InputError(f"{source}:{lineno}: duplicate id {row.id!r}")
         seen.add(row.id)

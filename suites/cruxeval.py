@@ -23,7 +23,6 @@ bundled fixture, else the pinned upstream file (see ``crux_data``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +52,7 @@ from .base import (
     Mode,
     SuiteBase,
     dataset_of,
+    fixture_records,
     offload,
     verdict_from_outcome,
 )
@@ -281,9 +281,7 @@ class _CruxEval(SuiteBase):
     # -- fixtures and external samples ----------------------------------
 
     def mock_records(self) -> list[MockRecord]:
-        name = f"cruxeval_mock_{self.task}.jsonl"
-        raw = resources.files("aioeval.fixtures").joinpath(name).read_bytes()
-        return [msgspec.json.decode(line, type=MockRecord) for line in raw.splitlines() if line]
+        return fixture_records(f"cruxeval_mock_{self.task}.jsonl")
 
     def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]:
         """Generations in the upstream format ``{"sample_0": ["...", ...]}``.

@@ -40,6 +40,7 @@ from .base import (
     Mode,
     SuiteBase,
     dataset_of,
+    fixture_records,
     read_completions,
     unwrap_fence,
     verdict_from_outcome,
@@ -154,8 +155,7 @@ class HumanEval(SuiteBase):
         return verdict_from_outcome(out)
 
     def mock_records(self) -> list[MockRecord]:
-        data = resources.files("aioeval.fixtures").joinpath(FIXTURE).read_bytes()
-        return [msgspec.json.decode(line, type=MockRecord) for line in data.splitlines() if line]
+        return fixture_records(FIXTURE)
 
     def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]:
         return read_completions(path, dataset, msgspec.json.Decoder(_Line))

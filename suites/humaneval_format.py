@@ -16,6 +16,8 @@ import msgspec
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
+from .base import jsonl_rows
+
 
 class _Row(msgspec.Struct):
     task_id: str
@@ -30,13 +32,7 @@ def parse_humaneval(data: bytes, source: str) -> list[Problem]:
     decoder = msgspec.json.Decoder(_Row)
     problems: list[Problem] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            raise InputError(f"{source}:{lineno}: {exc}") from None
+    for lineno, row in jsonl_rows(data.splitlines(), source, decoder):
         if row.task_id in seen:
             raise InputError(f"{source}:{lineno}: task_id {row.task_id!r} appears twice")
         if not row.entry_point.isidentifier():

@@ -27,7 +27,6 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Iterator
-from importlib import resources
 from pathlib import Path
 
 import msgspec
@@ -44,6 +43,7 @@ from .base import (
     Mode,
     SuiteBase,
     dataset_of,
+    fixture_records,
     read_completions,
     unwrap_fence,
     verdict_from_outcome,
@@ -181,8 +181,7 @@ class Mbpp(SuiteBase):
         return verdict_from_outcome(out)
 
     def mock_records(self) -> list[MockRecord]:
-        raw = resources.files("aioeval.fixtures").joinpath(MOCK_FIXTURE).read_bytes()
-        return [msgspec.json.decode(line, type=MockRecord) for line in raw.splitlines() if line]
+        return fixture_records(MOCK_FIXTURE)
 
     def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]:
         """``{"task_id", "completion"}`` per line, ids as in the dataset (int or str)."""
