@@ -19,14 +19,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from aioeval.config import Params
 from aioeval.errors import InputError
 from aioeval.run.journal import read_results
-from aioeval.run.rundir import RESULTS, RUN, SUMMARY, RunRecord
+from aioeval.run.rundir import RESULTS, RUN, SUMMARY, RunRecord, read_json
 from aioeval.run.summary import RunStats
 from aioeval.suites import get_suite
 from aioeval.types import CandidateResult, Summary
@@ -53,29 +52,16 @@ class RunDir(msgspec.Struct, frozen=True, kw_only=True):
         return self.path / RESULTS
 
 
-def _decode_file(path: Path, type_: type[Any]) -> Any:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: missing (did the run finish?)") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        return msgspec.json.decode(data, type=type_)
-    except msgspec.DecodeError as exc:
-        raise InputError(f"{path}: {exc}") from None
-
-
 def load_run(path: Path | str) -> RunDir:
     """One run directory; its summary.json is required, run.json optional
     (`aioeval.analysis.partial` reads a run that has no summary yet)."""
     path = Path(path)
     if not path.is_dir():
         raise InputError(f"{path}: no such run directory")
-    summary: Summary = _decode_file(path / SUMMARY, Summary)
+    summary = read_json(path / SUMMARY, Summary, f"{path / SUMMARY}: missing (did the run finish?)")
     info: RunRecord | None = None
     if (path / RUN).exists():
-        info = _decode_file(path / RUN, RunRecord)
+        info = read_json(path / RUN, RunRecord, f"{path / RUN}: missing (did the run finish?)")
     if not (path / RESULTS).is_file():
         raise InputError(f"{path / RESULTS}: missing")
     return RunDir(path=path, summary=summary, info=info)

@@ -16,12 +16,14 @@ import datetime as _dt
 import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from aioeval.errors import ConfigError, InputError
 from aioeval.types import DatasetInfo
+
+T = TypeVar("T")
 
 RUN = "run.json"
 RESULTS = "results.jsonl"
@@ -77,16 +79,21 @@ def write_json_atomic(path: Path, obj: object) -> None:
     os.replace(tmp, path)
 
 
-def read_record(run_dir: Path) -> RunRecord:
-    """run.json of ``run_dir``; a one-line error naming the file otherwise."""
-    path = run_dir / RUN
+def read_json(path: Path, type_: type[T], missing: str) -> T:
+    """A JSON file of the run decoded as ``type_``; a one-line error naming
+    the file otherwise (``missing`` when it does not exist)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise InputError(f"{run_dir}: not a run directory (no {RUN})") from None
+        raise InputError(missing) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        return msgspec.json.decode(data, type=RunRecord)
+        return msgspec.json.decode(data, type=type_)
     except msgspec.DecodeError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+def read_record(run_dir: Path) -> RunRecord:
+    """run.json of ``run_dir``; a one-line error naming the file otherwise."""
+    return read_json(run_dir / RUN, RunRecord, f"{run_dir}: not a run directory (no {RUN})")
