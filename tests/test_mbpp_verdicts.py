@@ -9,17 +9,14 @@ Run inside the safety net (``tests/safety_net.sh``), as CI does.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import anyio
-import msgspec
-from test_trusted_verdicts import ATTACKS
+from test_trusted_verdicts import ATTACKS, score_samples
 
-import aioeval
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits, Program
 from aioeval.suites import mbpp_data
@@ -82,28 +79,7 @@ def _score(
     is far above the 1 s CPU budget, so on a loaded 2-core machine a spinning
     candidate still reaches its budget (a timeout) instead of being stopped
     as starved (an infra_error); candidates that sleep wait for all of it."""
-    names = list(completions)
-    samples = tmp_path / f"samples-{task_id}-{scoring}-{wall_s:g}.jsonl"
-    samples.write_text(
-        "".join(
-            json.dumps({"task_id": task_id, "completion": completions[n]}) + "\n" for n in names
-        )
-    )
-    cfg = aioeval.load_config(
-        overrides=[
-            f"params.scoring={scoring}",
-            "params.timeout_s=1",
-            "params.sandbox.memory_mb=256",
-            f"params.sandbox.wall_timeout_s={wall_s:g}",
-        ]
-    )
-    out = tmp_path / f"run-{task_id}-{scoring}-{wall_s:g}"
-    spec = aioeval.RunSpec(benchmark="mbpp", config=cfg, samples=str(samples), out_dir=str(out))
-    summary = anyio.run(lambda: aioeval.evaluate(spec))
-    assert (out / "summary.json").exists()
-    dec = msgspec.json.Decoder(CandidateResult)
-    rows = [dec.decode(x) for x in (out / "results.jsonl").read_bytes().splitlines()]
-    return summary, {names[r.sample_index]: r for r in rows}
+    return score_samples(tmp_path, "mbpp", task_id, completions, scoring, wall_s)
 
 
 def test_no_attack_passes_strict_scoring(tmp_path: Path) -> None:

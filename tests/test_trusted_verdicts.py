@@ -164,14 +164,23 @@ ATTACKS: dict[str, str] = {
 }
 
 
-def _score(
-    tmp_path: Path, completions: dict[str, str], scoring: str
+def score_samples(
+    tmp_path: Path,
+    benchmark: str,
+    task_id: int | str,
+    completions: dict[str, str],
+    scoring: str,
+    wall_s: float,
 ) -> tuple[Summary, dict[str, CandidateResult]]:
+    """Score ``completions`` of one problem through the real pipeline, each
+    named result keyed by its completion's name. Shared with the MBPP suite's
+    verdict tests."""
     names = list(completions)
-    samples = tmp_path / f"samples-{scoring}.jsonl"
+    stem = f"{benchmark}-{task_id}-{scoring}-{wall_s:g}".replace("/", "_")
+    samples = tmp_path / f"samples-{stem}.jsonl"
     samples.write_text(
         "".join(
-            json.dumps({"task_id": PROBLEM, "completion": completions[n]}) + "\n" for n in names
+            json.dumps({"task_id": task_id, "completion": completions[n]}) + "\n" for n in names
         )
     )
     cfg = aioeval.load_config(
@@ -179,18 +188,23 @@ def _score(
             f"params.scoring={scoring}",
             "params.timeout_s=1",
             "params.sandbox.memory_mb=256",
-            "params.sandbox.wall_timeout_s=10",  # room for a loaded machine
+            f"params.sandbox.wall_timeout_s={wall_s:g}",
         ]
     )
-    out = tmp_path / f"run-{scoring}"
-    spec = aioeval.RunSpec(
-        benchmark="human-eval", config=cfg, samples=str(samples), out_dir=str(out)
-    )
+    out = tmp_path / f"run-{stem}"
+    spec = aioeval.RunSpec(benchmark=benchmark, config=cfg, samples=str(samples), out_dir=str(out))
     summary = anyio.run(lambda: aioeval.evaluate(spec))
     assert (out / "summary.json").exists()
     dec = msgspec.json.Decoder(CandidateResult)
     rows = [dec.decode(x) for x in (out / "results.jsonl").read_bytes().splitlines()]
     return summary, {names[r.sample_index]: r for r in rows}
+
+
+def _score(
+    tmp_path: Path, completions: dict[str, str], scoring: str
+) -> tuple[Summary, dict[str, CandidateResult]]:
+    # A 10 s wall backstop: room for a loaded machine.
+    return score_samples(tmp_path, "human-eval", PROBLEM, completions, scoring, wall_s=10)
 
 
 def test_no_attack_passes_strict_scoring(tmp_path: Path) -> None:
