@@ -8,9 +8,12 @@ import pytest
 
 from aioeval.generation.ratelimit._pace import (
     BACKOFF,
+    CLOSE,
     GROWTH,
     PROBE_EVERY_S,
+    SPAN_SLACK_S,
     TARGET,
+    UNPACED_BACKOFF,
     Bucket,
     RateLearner,
 )
@@ -37,10 +40,11 @@ def test_learner_after_an_unpaced_429_grows_from_below_the_measured_rate() -> No
     learner = RateLearner()
     assert learner.rate(0.0) is None
     assert learner.on_throttle(sent_at=1.0, now=1.0, paced=None, sent=20.0)
-    assert learner.top is None  # a measured send rate is no ceiling
-    assert learner.rate(5.0) == pytest.approx(BACKOFF * 20.0)  # no growth while refused
+    assert learner.top is None  # a measured rate is no ceiling
+    start = UNPACED_BACKOFF * 20.0
+    assert learner.rate(5.0) == pytest.approx(start)  # no growth while refused
     learner.on_success(sent_at=1.1, now=1.2)
-    assert learner.rate(3.2) == pytest.approx(BACKOFF * 20.0 * math.exp(2 * GROWTH))
+    assert learner.rate(3.2) == pytest.approx(start * math.exp(2 * GROWTH))
 
 
 def test_learner_brackets_the_rate_between_two_429s() -> None:
@@ -48,28 +52,58 @@ def test_learner_brackets_the_rate_between_two_429s() -> None:
     learner.on_throttle(sent_at=0.0, now=0.0, paced=None, sent=20.0)
     for i in range(41):  # 41 accepted in the 10 s between two 429s
         learner.on_success(sent_at=0.1 + i * 0.24, now=0.3 + i * 0.24)
+    # Empty at the 429, and a request's worth there when the last success
+    # arrived: more than the 40 accepted between, over the 9.7 s between.
+    assert learner.floor == pytest.approx(40 / (9.7 + SPAN_SLACK_S))
     assert learner.on_throttle(sent_at=10.0, now=10.0, paced=5.0, sent=5.0)
-    # budget empty at both ends: at least (accepted - 1) / 10 s
-    assert learner.floor == pytest.approx(4.0)
     assert learner.top == 5.0
-    assert learner.rate(10.0) == pytest.approx(4.0)  # starts at the floor
+    floor = learner.floor
+    assert learner.rate(10.0) == pytest.approx(floor)  # starts at the floor
     learner.on_success(sent_at=10.3, now=10.6)
     late = learner.rate(10.6 + 30.0)
-    assert late is not None and 4.0 < late < TARGET * 5.0  # stays inside the bracket
+    assert late is not None and floor < late < TARGET * 5.0  # stays inside the bracket
+
+
+def test_learner_floor_counts_weights_and_only_what_was_sent_before() -> None:
+    """In tokens, each success counts what it used; a success sent later
+    but answered first is not counted for an earlier one."""
+    learner = RateLearner()
+    learner.on_throttle(sent_at=0.0, now=0.0, paced=None, sent=1000.0)
+    learner.on_success(sent_at=1.5, now=1.6, weight=300.0)  # answered early
+    learner.on_success(sent_at=0.5, now=1.7, weight=200.0)
+    assert learner.floor is None  # 0.5 s is too short a span
+    learner.on_success(sent_at=1.2, now=1.8, weight=100.0)
+    # between 0 and 1.2 only the 200 sent at 0.5 (the 300 was sent after)
+    assert learner.floor == pytest.approx(200 / (1.2 + SPAN_SLACK_S))
+
+
+def test_learner_stays_at_a_floor_close_under_the_refused_level() -> None:
+    learner = RateLearner()
+    learner.on_throttle(sent_at=0.0, now=0.0, paced=10.0, sent=10.0)
+    for i in range(30):
+        learner.on_success(sent_at=0.05 + i * 0.1, now=0.2 + i * 0.1)
+    floor = learner.floor
+    assert floor is not None and floor >= CLOSE * 10.0
+    assert learner.rate(100.0) == pytest.approx(floor)  # no probe above it
 
 
 def test_learner_reacts_once_per_episode() -> None:
     learner = RateLearner()
     learner.on_throttle(sent_at=0.0, now=0.0, paced=10.0, sent=10.0)
-    pace = learner.rate(0.0)
+    assert learner.rate(0.0) == pytest.approx(BACKOFF * 10.0)
     # sent before the lowering: already reacted to
     assert not learner.on_throttle(sent_at=-0.1, now=0.01, paced=10.0, sent=10.0)
-    # a probe refused again before anything succeeded: the same episode
+    # the first probe after the pause refused too: the pace was too high,
+    # lowered once more within the same episode ...
     assert not learner.on_throttle(sent_at=0.5, now=0.5, paced=7.0, sent=7.0)
-    assert learner.rate(0.0) == pace and learner.lowered == 1
-    learner.on_success(sent_at=0.6, now=0.8)
-    assert learner.on_throttle(sent_at=0.7, now=0.9, paced=7.0, sent=7.0)
-    assert learner.lowered == 2 and learner.top == 7.0
+    pace = learner.rate(0.5)
+    assert pace == pytest.approx(BACKOFF * 7.0) and learner.top == 7.0
+    # ... but not again (a window refuses every probe until it resets)
+    assert not learner.on_throttle(sent_at=0.9, now=0.9, paced=4.9, sent=4.9)
+    assert learner.rate(0.9) == pace and learner.lowered == 1
+    learner.on_success(sent_at=1.0, now=1.2)
+    assert learner.on_throttle(sent_at=1.1, now=1.3, paced=4.0, sent=4.0)
+    assert learner.lowered == 2 and learner.top == 4.0
 
 
 def test_learner_probes_above_the_remembered_level_only_rarely() -> None:

@@ -280,6 +280,7 @@ class ModelServer:
         reply_s: float = 0.0,
         jitter_s: float = 0.0,
         refuse: frozenset[int] = frozenset(),
+        tpm: float | None = None,
         seed: int = 1,
     ) -> None:
         self.clock = clock
@@ -300,6 +301,10 @@ class ModelServer:
         self.in_flight = 0
         self.accepted: list[float] = []
         self.refused = 0
+        self.tokens = Bucket(tpm / 60, tpm / 60, 0.0) if tpm else None
+        """Tokens metered on usage: a request needs one token's worth to be
+        admitted and is charged what it used when it is done."""
+        self.used: list[tuple[float, int]] = []
 
     def _limited(self, now: float) -> RateHeaders | None:
         if self.cap is not None and self.in_flight >= self.cap:
@@ -324,6 +329,8 @@ class ModelServer:
                     return RateHeaders()
                 return RateHeaders(retry_after_s=wait, requests=(self._budget(),))
             self.bucket.take(1, now)
+        if self.tokens is not None and self.tokens.wait_s(1, now) > 0:
+            return RateHeaders()
         return None
 
     def _budget(self) -> Budget:
@@ -343,7 +350,7 @@ class ModelServer:
             return RateHeaders(requests=(self._budget(),))
         return RateHeaders()
 
-    async def request(self) -> tuple[int, RateHeaders]:
+    async def request(self, size: int = 0) -> tuple[int, RateHeaders]:
         if self.jitter_s:
             await self.clock.sleep(self.rng.uniform(0.0, self.jitter_s))
         now = self.clock.now()
@@ -357,6 +364,9 @@ class ModelServer:
         hints = self._success_hints()
         self.in_flight += 1
         await self.clock.sleep(self.rng.uniform(*self.latency_s))
+        if self.tokens is not None:
+            self.tokens.take(size, self.clock.now())
+            self.used.append((self.clock.now(), size))
         self.in_flight -= 1
         if self.reply_s:
             await self.clock.sleep(self.reply_s)
@@ -385,12 +395,16 @@ async def closed_loop(
     limiter = RateLimiter(clock, max_concurrency=max_concurrency, max_quiet_s=5.0)
     rng = random.Random(3)
 
+    sizes = random.Random(5)
+
     async def one() -> None:
+        size = sizes.randint(100, 600)
+
         async def attempt(number: int) -> None:
             permit: Permit = await limiter.acquire(1)
-            status, hints = await server.request()
+            status, hints = await server.request(size)
             if status == 200:
-                limiter.release(permit, "ok", hints=hints)
+                limiter.release(permit, "ok", hints=hints, used_tokens=size)
                 return
             reading = limiter.release(permit, "throttled", hints=hints)
             failure = Failure(kind="status", status=429, retry_after_s=hints.retry_after_s)
@@ -424,14 +438,35 @@ async def test_closed_loop_with_openai_headers_never_sees_a_429() -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_closed_loop_learns_a_hintless_rate_limit() -> None:
-    """600 rpm, burst 2, nothing but bare 429s: the limit is found with a
-    handful of 429s and the pace ends close under it."""
-    server = ModelServer(FakeClock(), rpm=600)
+@pytest.mark.parametrize("rpm", [240.0, 600.0])
+async def test_closed_loop_learns_a_hintless_rate_limit(rpm: float) -> None:
+    """Burst 2, nothing but bare 429s: the limit is found with a handful of
+    429s and the pace ends close under it. At 240 rpm a bare 429 with two
+    in flight once read as a parallel cap of one (0.83 of the limit), and
+    a floor from two 429s 0.8 s apart paced the run at 0.32 of it."""
+    server = ModelServer(FakeClock(), rpm=rpm)
     _, limiter = await closed_loop(server, 164)
-    assert server.refused <= 8
-    assert server.ratio() > 0.85
-    assert limiter.rate_rpm is not None and 0.85 * 600 < limiter.rate_rpm < 1.05 * 600
+    assert server.refused <= 5
+    assert server.ratio() > 0.93
+    assert limiter.rate_rpm is not None and 0.9 * rpm < limiter.rate_rpm < 1.05 * rpm
+    assert limiter.learned.learner is None  # requests are what is limited, not tokens
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_closed_loop_learns_a_hintless_token_limit() -> None:
+    """60k tokens per minute metered on usage (100-600 tokens a request),
+    bare 429s: paced by requests, a long prompt or two together are
+    refused at a request rate already proven; the limiter then paces
+    tokens, and serves at least 0.9 of the token limit."""
+    tpm = 60_000.0
+    server = ModelServer(FakeClock(), tpm=tpm)
+    await closed_loop(server, 400)
+    # (the limiter is rebuilt per closed loop; read what it did from the server)
+    start, end = server.accepted[0], server.used[-1][0]
+    served = (sum(n for _, n in server.used) - tpm / 60) / (end - start) * 60
+    assert served >= 0.9 * tpm
+    assert server.refused <= 0.05 * 400
 
 
 @pytest.mark.anyio

@@ -4,19 +4,22 @@ Rate limits are on request and token *rates*, parallel caps on requests in
 flight, and they are learned separately, each by a piece of pure arithmetic
 that takes the time as an argument:
 
-- `pace.Pace`: even spacing at the lowest of the configured ``rpm``, the
-  limit the headers state, and the rate `pace.RateLearner` estimates from
+- `_pace.Pace`: even spacing at the lowest of the configured ``rpm``, the
+  limit the headers state, and the rate `_pace.RateLearner` estimates from
   429s (it brackets the allowed rate between the refused pace and a lower
-  bound from the requests accepted between 429s, and remembers the level
-  where 429s began so probing above it is rare);
-- `parallel.ParallelCap`: a parallel cap, read from a 429 that came with more
-  in flight than ever worked; such a 429 pauses nobody, and its request is
-  retried at the next free slot whatever ``Retry-After`` says;
-- `tokenbudget.TokenBudget`: tpm counted as the server counts it.
+  bound from the requests accepted since the last 429s, and remembers the
+  level where 429s began so probing above it is rare);
+- `_parallel.ParallelCap`: a parallel cap, read from a hinted 429 that came
+  with more in flight than ever worked; such a 429 pauses nobody, and its
+  request is retried at the next free slot whatever ``Retry-After`` says;
+- `_tokens.TokenBudget`: tpm counted as the server counts it, configured,
+  stated in the headers, or learned from bare 429s (`_tokens.LearnedTokens`:
+  429s at a request rate already proven mean the limit is on tokens).
 
 `RateLimiter` ties them to a `Clock`. On a rate 429 every sender pauses
 together until the server's hint (plus a small margin) or, without a hint,
-one interval at the lowered pace, doubled while the endpoint keeps refusing
+one request's time at the slowest rate the endpoint may allow (the floor,
+or half the lowered pace), doubled while the endpoint keeps refusing
 (at most ``max_quiet_s``); then a single request probes, and the rest
 follow at the pace once it succeeds, so no herd is released at once. An
 endpoint that has answered nothing but 429 for ``patience_s`` is stalled:
@@ -37,9 +40,9 @@ import msgspec
 
 from ..retry import Clock
 from ._hints import RateHeaders, pause_for
-from ._pace import HINT_MARGIN, Pace
+from ._pace import HINT_MARGIN, Pace, RateLearner
 from ._parallel import ParallelCap
-from ._tokens import Ask, TokenBudget, TpmCounts
+from ._tokens import Ask, LearnedTokens, TokenBudget, TpmCounts
 
 PAUSE_MARGIN = (0.02, 0.02)
 """A server's pause is extended by 20 ms plus 2%, so a probe does not land early."""
@@ -94,6 +97,7 @@ class RateLimiter:
         now = clock.now()
         self.pace = Pace(now, rpm)
         self.tokens = TokenBudget(tpm, tpm_counts, now) if tpm else None
+        self.learned = LearnedTokens()
         # Slow start only when nothing says how fast to go.
         self.parallel = ParallelCap(max_concurrency, slow_start=not rpm)
         self.patience_s = patience_s
@@ -139,6 +143,8 @@ class RateLimiter:
                 else:
                     await self.clock.wait(self._changed, admitted_in)
                 continue
+            if self.tokens is not None and (tpm := self.learned.rate_tpm(now)):
+                self.tokens.set_tpm(tpm, now)
             cost = self.tokens.cost(ask) if self.tokens is not None else 0
             wait = max(self.paused_until - now, self.pace.wait_s(now), self._probe_wait(now))
             if self.tokens is not None:
@@ -203,6 +209,10 @@ class RateLimiter:
         self, permit: Permit, now: float, used: int | None, completion: int | None
     ) -> None:
         self.pace.learner.on_success(permit.started_at, now)
+        if used is not None:
+            self.learned.used(now, used)
+            if self.learned.learner is not None:
+                self.learned.learner.on_success(permit.started_at, now, used, taken_at=now)
         self.parallel.on_success(permit.parallel)
         if self.tokens is not None:
             self.tokens.settle(
@@ -225,7 +235,7 @@ class RateLimiter:
             paced = self.pace.rate(permit.started_at) is not None
             self.parallel.on_parallel_429(permit.parallel, permit.started_at, now, paced=paced)
             return "concurrency"
-        lowered = self.pace.on_throttle(permit.started_at, now)
+        lowered = self._rate_429(permit, now, hints)
         self.parallel.on_rate_429(paced=self.pace.rate(now) is not None)
         if self.refused_since is None:
             self.refused_since = now
@@ -233,8 +243,7 @@ class RateLimiter:
         if hinted is not None:
             pause = hinted * (1.0 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
         else:
-            rate = self.pace.rate(now)
-            interval = 1.0 / rate if rate else FIRST_QUIET_S
+            interval = self.pace.refill_s(now) or self.learned.refill_s(now) or FIRST_QUIET_S
             if lowered or not self.quiet_s:
                 self.quiet_s = interval
             elif permit.probe:  # refused again: wait longer before the next probe
@@ -243,6 +252,25 @@ class RateLimiter:
         self.paused_until = max(self.paused_until, now + min(pause, self.patience_s))
         self.probing = True
         return "rate"
+
+    def _rate_429(self, permit: Permit, now: float, hints: RateHeaders) -> bool:
+        """Lower the request pace, or the token rate once the bare 429s
+        show the limit is on tokens (`LearnedTokens`); returns whether lowered."""
+        learned = self.learned
+        sent_at = permit.started_at
+        if learned.learner is not None:
+            paced = learned.learner.rate(sent_at)
+            return learned.learner.on_throttle(sent_at, now, paced, learned.served(now) or 0.0)
+        if (
+            self.tokens is None
+            and not hints.any
+            and learned.reads_as_tokens(self.pace.rate(sent_at), self.pace.learner.floor)
+            and (budget := learned.start(sent_at, now)) is not None
+        ):
+            self.tokens = budget
+            self.pace.learner = RateLearner()  # requests are not what is limited
+            return True
+        return self.pace.on_throttle(sent_at, now)
 
     def _unslot(self, refused: Permit) -> None:
         """A refused request never held a slot at the server, so the requests

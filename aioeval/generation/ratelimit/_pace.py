@@ -10,6 +10,7 @@ paced, and only the parallel limit (`parallel.ParallelCap`) holds them back.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 
@@ -23,11 +24,21 @@ TARGET = 0.98
 BACKOFF = 0.7
 """After a 429, the pace drops to this fraction of the refused rate (or to
 the accepted-rate bound, when one is known)."""
-APPROACH_S = 4.0
+UNPACED_BACKOFF = 0.9
+"""After a 429 while unpaced, the pace starts at this fraction of the rate
+the endpoint took (requests sent less those refused, less one for the
+budget it may have held at the start)."""
+APPROACH_S = 2.0
 """Time constant of the climb back towards the goal."""
 PROBE_EVERY_S = 60.0
 PROBE_STEP = 0.02
 """Without a 429 for PROBE_EVERY_S, the remembered level rises by PROBE_STEP."""
+QUIET_SHARE = 0.5
+"""With no floor known, a bare 429's pause lasts one request at this share of the pace."""
+CLOSE = 0.9
+"""With the proven floor this close under the refused level, the pace
+stays at the floor: a probe above could gain at most a few percent, and
+would cost a 429."""
 SPLIT = (0.5, 0.75)
 SETTLE_S = 10.0
 """With both known, the goal starts SPLIT[0] of the way from the floor to
@@ -37,12 +48,21 @@ not overshot."""
 GROWTH = 0.2
 """Growth per second of a pace with no refused rate known yet."""
 LONG_EPISODE = 4.0
-"""429s that lasted this many requests' worth of the rate served mean a
-budget restored all at once, not refilled evenly."""
-MIN_SPAN_S = 0.5
-"""The accepted-rate bound needs 429s at least this far apart."""
+LONG_EPISODE_S = 5.0
+"""429s that lasted this many requests' worth of the rate served, and at
+least LONG_EPISODE_S, mean a budget restored all at once (a fixed window),
+not refilled evenly (a usage-metered token limit in debt clears in seconds)."""
+MIN_SPAN_S = 1.0
+SPAN_SLACK_S = 0.02
+"""The accepted-rate bound spans at least MIN_SPAN_S, lengthened by
+SPAN_SLACK_S for arrivals that reach the server later than they were sent."""
+EMPTY_KEPT = 4
+RECENT_KEPT = 256
+"""The accepted-rate bound counts from each of the last few 429s."""
 SEND_WINDOW_S = 2.0
-"""Unpaced, the send rate is measured over this window."""
+SEND_MIN_S = 0.2
+"""Unpaced, the rate the endpoint took is measured over this window, once
+this much time has passed since the first send."""
 
 
 class Bucket:
@@ -83,17 +103,19 @@ class Bucket:
 
 
 class RateLearner:
-    """The request rate an endpoint allows, learned from its 429s (req/s).
+    """The rate an endpoint allows, learned from its 429s (requests per
+    second, or tokens per second for `LearnedTokens`).
 
     Two numbers bracket it: ``top``, the lowest paced rate that was refused
     (remembered, so probing above it is rare), and ``floor``, a lower bound:
-    a 429 means the server's budget was empty when that request arrived, so
-    between two 429s it accepted at most its rate times the time between,
-    plus one. The pace climbs from where a 429 left it towards a goal inside
-    the bracket; with no ``top`` yet (the first 429 came while unpaced, at a
-    rate that is only a measurement) it grows by GROWTH per second. The
-    span of the bound starts at the previous episode's first 429, so a
-    budget restored all at once (a fixed window) counts over its window.
+    a 429 means the server's budget was empty when that request arrived,
+    and each later success means it held a request's worth when that one
+    arrived, so the rate beats what was taken in between over the time
+    between (kept for the last few 429s, raised on every success). The pace
+    climbs from where a 429 left it (never under the floor) towards a goal
+    inside the bracket, and stays at the floor once it is within CLOSE of
+    the top; with no ``top`` yet (the first 429 came while unpaced, at a
+    rate that is only a measurement) it grows by GROWTH per second.
     """
 
     def __init__(self) -> None:
@@ -105,10 +127,11 @@ class RateLearner:
         self.grow_from: float | None = None
         """When the first request after the lowering succeeded: the pace
         only climbs once the endpoint serves again."""
-        self.empty_at: float | None = None
-        """Send time of the 429 that began the last episode: the budget was empty."""
-        self.accepted = 0
-        """Successes sent after ``empty_at``."""
+        self.empty: deque[list[float]] = deque(maxlen=EMPTY_KEPT)
+        """[send time, weight accepted since] of the last rate 429s: the
+        budget was empty then."""
+        self.recent: list[tuple[float, float]] = []
+        """(send time, weight) of the last RECENT_KEPT successes, by send time."""
         self.ok_since = True
         """A request sent after the last lowering has succeeded."""
         self.refused_again = False
@@ -116,6 +139,7 @@ class RateLearner:
         endpoint kept refusing, not just the client waiting out a hint."""
         self.lowered = 0
         self.served = 0
+        self.served_weight = 0.0
         self.first_ok: float | None = None
 
     def goal(self, dt: float) -> float | None:
@@ -123,10 +147,12 @@ class RateLearner:
             return None
         top = self.top * (1.0 + PROBE_STEP * math.floor(dt / PROBE_EVERY_S))
         goal = TARGET * top
+        if self.floor is not None and self.floor >= CLOSE * top:
+            return self.floor  # no probe could gain much: stay at what is proven
         if self.floor is not None and self.floor < goal:
             split = SPLIT[1] - (SPLIT[1] - SPLIT[0]) * math.exp(-dt / SETTLE_S)
             goal = self.floor + split * (goal - self.floor)
-        return goal
+        return goal if self.floor is None else max(goal, self.floor)
 
     def rate(self, now: float) -> float | None:
         if self.start is None:
@@ -139,10 +165,14 @@ class RateLearner:
             return self.start
         return goal - (goal - self.start) * math.exp(-dt / APPROACH_S)
 
-    def on_success(self, sent_at: float, now: float) -> None:
-        if self.empty_at is not None and sent_at > self.empty_at:
-            self.accepted += 1
+    def on_success(
+        self, sent_at: float, now: float, weight: float = 1.0, taken_at: float | None = None
+    ) -> None:
+        """A success; ``weight`` is what it took from the budget (one request,
+        or its tokens when the learner paces tokens), ``taken_at`` when (on
+        arrival, or when it finished for a server that meters usage)."""
         self.served += 1
+        self.served_weight += weight
         if self.first_ok is None:
             self.first_ok = sent_at
         if sent_at >= self.since and not self.ok_since:
@@ -150,6 +180,31 @@ class RateLearner:
             self.grow_from = now
             if self.refused_again:
                 self._after_episode(sent_at - self.since)
+        self._raise_floor(sent_at, weight, sent_at if taken_at is None else taken_at)
+
+    def _raise_floor(self, sent_at: float, weight: float, taken_at: float) -> None:
+        """A success sent at ``sent_at`` found at least one request's worth
+        in a budget that was empty (under one) at an earlier 429, so the
+        rate beats what was taken in between over the time between:
+        R > taken / span. Successes not heard of yet only make it looser."""
+        bisect.insort(self.recent, (taken_at, weight))
+        del self.recent[:-RECENT_KEPT]
+        later = 0.0  # accepted from this send on, already heard of
+        for t, w in reversed(self.recent):
+            if t < sent_at:
+                break
+            later += w
+        for ref in self.empty:
+            empty_at = ref[0]
+            if taken_at > empty_at:
+                ref[1] += weight
+            span = sent_at - empty_at
+            if span <= 0:
+                continue
+            if span >= MIN_SPAN_S:
+                bound = (ref[1] - later) / (span + SPAN_SLACK_S)
+                if bound > 0 and (self.floor is None or bound > self.floor):
+                    self.floor = bound
 
     def _after_episode(self, refused_for: float) -> None:
         """A budget that came back only after many requests' worth of time
@@ -164,10 +219,11 @@ class RateLearner:
         span = self.since + refused_for - self.first_ok
         if span <= 0:
             return
-        served = self.served / span
-        if refused_for * served >= LONG_EPISODE:
+        if refused_for >= LONG_EPISODE_S and refused_for * self.served / span >= LONG_EPISODE:
+            served = self.served_weight / span
             self.start = TARGET * served
             self.top, self.floor = served, None
+            self.empty.clear()  # a bound across a window's reset would count its whole budget
 
     def on_throttle(
         self,
@@ -187,18 +243,19 @@ class RateLearner:
         Returns whether the pace was lowered: not for requests sent before
         the last lowering (already reacted to), nor for a probe refused
         again before anything succeeded (the same episode: only the pause grows)."""
+        self.empty.append([sent_at, sum(w for t, w in self.recent if t > sent_at)])
         if sent_at < self.since:
             return False
         if not self.ok_since:
+            if not self.refused_again and paced is not None and not stated and self.start:
+                # The first probe after the pause was refused too: the pace
+                # is too high (once: a window refuses every probe till it resets).
+                self.top = paced if self.top is None else min(self.top, paced)
+                self.start = min(self.start, BACKOFF * paced)
             self.refused_again = True
             return False
         # The span starts at the previous episode's first 429, so a budget
         # restored all at once (a fixed window) is spread over its window.
-        if self.empty_at is not None and sent_at - self.empty_at >= MIN_SPAN_S:
-            if self.accepted >= 2:
-                bound = (self.accepted - 1) / (sent_at - self.empty_at)
-                self.floor = bound if self.floor is None else max(self.floor, bound)
-        self.empty_at, self.accepted = sent_at, 0
         refused = paced if paced is not None else sent
         if stated:  # the stated limit bounds the climb back: no top to learn
             self.start = TARGET * refused
@@ -210,7 +267,8 @@ class RateLearner:
             self.top = paced if self.top is None else min(self.top, paced)
             if self.floor is not None and self.floor > self.top:
                 self.floor = None  # the server slowed down: forget the old bound
-        start = BACKOFF * refused if self.floor is None else self.floor
+        backoff = BACKOFF if paced is not None else UNPACED_BACKOFF
+        start = backoff * refused if self.floor is None else max(self.floor, backoff * refused)
         self.start = min(start, TARGET * refused)
         self.since = now
         self.grow_from = None
@@ -230,6 +288,7 @@ class Pace:
         self.learner = RateLearner()
         self.bucket: Bucket | None = None
         self.sent: deque[float] = deque(maxlen=512)
+        self.refused: deque[float] = deque(maxlen=512)
         self.first_sent: float | None = None
 
     def rate(self, now: float) -> float | None:
@@ -252,6 +311,16 @@ class Pace:
             self.bucket.rate = rate
         return self.bucket
 
+    def refill_s(self, now: float) -> float | None:
+        """One request's worth of time at the slowest rate the endpoint may
+        allow: after a bare 429 the budget is empty, and a probe sent sooner
+        is likely refused too (None: nothing known)."""
+        rate = self.rate(now)
+        if rate is None:
+            return None
+        floor = self.learner.floor
+        return 1.0 / (min(rate, floor) if floor else QUIET_SHARE * rate)
+
     def wait_s(self, now: float) -> float:
         bucket = self._bucket(now)
         return 0.0 if bucket is None else bucket.wait_s(1, now)
@@ -264,20 +333,24 @@ class Pace:
         if self.first_sent is None:
             self.first_sent = now
 
-    def send_rate(self, at: float) -> float | None:
-        """Requests sent per second over the window before ``at`` (None:
-        too little sent yet to call it a rate)."""
-        if self.first_sent is None or at - self.first_sent < MIN_SPAN_S:
+    def take_rate(self, at: float) -> float | None:
+        """Unpaced, what the endpoint took: requests sent in the window
+        before ``at``, less those refused, per second (None: too early to
+        call it a rate). An upper estimate: the budget it held at the start
+        counts too, and some answers are still out."""
+        if self.first_sent is None or at - self.first_sent < SEND_MIN_S:
             return None
         span = min(SEND_WINDOW_S, at - self.first_sent)
         count = sum(1 for t in self.sent if at - span <= t <= at)
-        return count / span if count >= 2 else None
+        refused = sum(1 for t in self.refused if at - span <= t < at)
+        return (count - refused - 1) / span if count - refused >= 2 else None
 
     def on_throttle(self, sent_at: float, now: float) -> bool:
         """A rate 429; returns whether the pace was lowered (not when
         unpaced with no send rate to speak of: only the pause applies)."""
         paced = self.rate(sent_at)
-        sent = self.send_rate(sent_at)
+        sent = self.take_rate(sent_at)
+        self.refused.append(sent_at)
         if paced is None and sent is None:
             return False
         # Within TARGET of the stated limit: a burst, not a wrong limit

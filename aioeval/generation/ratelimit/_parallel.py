@@ -3,8 +3,12 @@
 A gateway may cap a key's parallel requests and answer the one too many
 with 429 and a long ``Retry-After`` (60 s) although a slot frees within
 milliseconds. `ParallelCap` starts at one request in flight and adds one per
-success, or doubles what has been admitted (slow start), until the first 429. A 429 that arrives with more in
-flight than ever worked, and no budget reported exhausted, reads as a cap:
+success, or doubles what has been admitted (slow start), until the first
+429. A 429 with a hint (a cap's says how long to wait) that arrives with
+more in flight than ever worked, and no budget reported exhausted, reads
+as a cap; a bare 429 never does (at low parallelism a token bucket's
+refusal looks just like a cap, and the pace learned from it holds a cap
+that says nothing too):
 the limit drops to one below, the request is retried as soon as a slot
 frees, and the server's hint is not waited out. One more in flight is tried
 after a few successes at the cap; once a second refusal confirmed it, only
@@ -84,9 +88,10 @@ class ParallelCap:
 
     def is_parallel_429(self, parallel: int, admitted: int, hints: RateHeaders) -> bool:
         """Whether a 429 for a request sent at ``parallel`` reads as a
-        parallel cap: no budget reported exhausted, and more in flight than
-        ever worked (``admitted``: the most in flight when a request still
-        running, long past the time a 429 takes, was sent)."""
+        parallel cap: it came with a hint, no budget reported exhausted,
+        and more in flight than ever worked (``admitted``: the most in
+        flight when a request still running, long past the time a 429
+        takes, was sent)."""
         if exhausted_reset_s(hints) is not None or 0 in (
             hints.remaining_requests,
             hints.remaining_tokens,
@@ -96,6 +101,8 @@ class ParallelCap:
         # until its answer is read, the server only until it answered, so a
         # level seen to work may have been one fewer at the server (issue 14:
         # the cap's 429 then read as a rate limit and its 60 s were waited).
+        if not hints.any:
+            return False
         return parallel >= 2 and parallel >= max(self.peak_ok, admitted)
 
     def on_parallel_429(self, parallel: int, sent_at: float, now: float, *, paced: bool) -> None:

@@ -14,11 +14,12 @@ Pure arithmetic: every method takes the time.
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Literal
 
 import msgspec
 
-from ._pace import Bucket
+from ._pace import UNPACED_BACKOFF, Bucket, RateLearner
 
 CHARS_PER_TOKEN = 4
 """Prompt tokens are estimated as characters / 4 (rounded up) for reservations."""
@@ -125,3 +126,71 @@ class TokenBudget:
         if self.counts == "usage":
             self.held -= cost
             self.bucket.take(cost, now)
+
+
+USAGE_WINDOW_S = 10.0
+"""The token rate served is measured over this window of answers."""
+AT_FLOOR = 1.005
+AT_FLOOR_TIMES = 2
+"""Bare 429s for requests paced at (within AT_FLOOR of) the proven request
+rate this many times: a limit on requests would not refuse them."""
+
+
+class LearnedTokens:
+    """A token rate learned from bare 429s, for a server that limits tokens
+    and says nothing (issue 14: paced by requests, a usage-metered tpm limit
+    refused whenever a few long prompts came together).
+
+    The request pace is learned first. Bare 429s for requests paced at the
+    request rate already proven (`RateLearner.floor`), more than once, do not
+    come from a request limit; the limit is then read as tokens: a usage budget starts
+    at the token rate served over the last USAGE_WINDOW_S, a `RateLearner`
+    in tokens per second takes over from the request pace, and each success
+    counts its tokens."""
+
+    def __init__(self) -> None:
+        self.usage: deque[tuple[float, int]] = deque(maxlen=4096)
+        """(answered at, tokens used) of successes that reported usage."""
+        self.learner: RateLearner | None = None
+        self.at_floor = 0
+
+    def used(self, now: float, tokens: int) -> None:
+        self.usage.append((now, tokens))
+
+    def served(self, now: float) -> float | None:
+        """Tokens used per second over the window (None: too few answers)."""
+        if len(self.usage) < 4:
+            return None
+        span = min(USAGE_WINDOW_S, now - self.usage[0][0])
+        if span <= 0:
+            return None
+        return sum(n for at, n in self.usage if now - at <= span) / span
+
+    def mean(self) -> float | None:
+        return sum(n for _, n in self.usage) / len(self.usage) if self.usage else None
+
+    def reads_as_tokens(self, paced: float | None, floor: float | None) -> bool:
+        """Another bare 429 for a request paced at ``paced``, with the
+        request rate proven up to ``floor``: is the limit on tokens?"""
+        if paced is not None and floor is not None and paced <= AT_FLOOR * floor:
+            self.at_floor += 1
+        return self.at_floor >= AT_FLOOR_TIMES
+
+    def start(self, sent_at: float, now: float) -> TokenBudget | None:
+        """Switch to tokens: the budget to pace by (None: no rate measured)."""
+        served = self.served(now)
+        if served is None:
+            return None
+        self.learner = RateLearner()
+        self.learner.on_throttle(sent_at, now, None, served)
+        return TokenBudget(UNPACED_BACKOFF * served * 60.0, "usage", now)
+
+    def rate_tpm(self, now: float) -> float | None:
+        rate = None if self.learner is None else self.learner.rate(now)
+        return None if rate is None else rate * 60.0
+
+    def refill_s(self, now: float) -> float | None:
+        """A typical request's tokens at the learned rate."""
+        rate = None if self.learner is None else self.learner.rate(now)
+        mean = self.mean()
+        return mean / rate if rate and mean else None
