@@ -264,7 +264,7 @@ class RateLimiter:
         if (
             self.tokens is None
             and not hints.any
-            and learned.reads_as_tokens(self.pace.rate(sent_at), self.pace.learner.floor)
+            and learned.count_429(self.pace.rate(sent_at), self.pace.learner.floor)
             and (budget := learned.start(sent_at, now)) is not None
         ):
             self.tokens = budget

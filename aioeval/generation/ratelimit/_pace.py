@@ -58,7 +58,8 @@ SPAN_SLACK_S = 0.02
 SPAN_SLACK_S for arrivals that reach the server later than they were sent."""
 EMPTY_KEPT = 4
 RECENT_KEPT = 256
-"""The accepted-rate bound counts from each of the last few 429s."""
+"""The accepted-rate bound counts from each of the last EMPTY_KEPT 429s,
+over the last RECENT_KEPT successes."""
 SEND_WINDOW_S = 2.0
 SEND_MIN_S = 0.2
 """Unpaced, the rate the endpoint took is measured over this window, once
@@ -147,12 +148,13 @@ class RateLearner:
             return None
         top = self.top * (1.0 + PROBE_STEP * math.floor(dt / PROBE_EVERY_S))
         goal = TARGET * top
-        if self.floor is not None and self.floor >= CLOSE * top:
+        if self.floor is None:
+            return goal
+        if self.floor >= CLOSE * top:
             return self.floor  # no probe could gain much: stay at what is proven
-        if self.floor is not None and self.floor < goal:
-            split = SPLIT[1] - (SPLIT[1] - SPLIT[0]) * math.exp(-dt / SETTLE_S)
-            goal = self.floor + split * (goal - self.floor)
-        return goal if self.floor is None else max(goal, self.floor)
+        # Here floor < CLOSE x top < TARGET x top: the goal lies above the floor.
+        split = SPLIT[1] - (SPLIT[1] - SPLIT[0]) * math.exp(-dt / SETTLE_S)
+        return self.floor + split * (goal - self.floor)
 
     def rate(self, now: float) -> float | None:
         if self.start is None:
@@ -189,22 +191,25 @@ class RateLearner:
         R > taken / span. Successes not heard of yet only make it looser."""
         bisect.insort(self.recent, (taken_at, weight))
         del self.recent[:-RECENT_KEPT]
-        later = 0.0  # accepted from this send on, already heard of
-        for t, w in reversed(self.recent):
-            if t < sent_at:
-                break
-            later += w
+        later = self._taken_after(sent_at, inclusive=True)  # this one, and any heard of sooner
         for ref in self.empty:
             empty_at = ref[0]
             if taken_at > empty_at:
                 ref[1] += weight
             span = sent_at - empty_at
-            if span <= 0:
-                continue
             if span >= MIN_SPAN_S:
                 bound = (ref[1] - later) / (span + SPAN_SLACK_S)
                 if bound > 0 and (self.floor is None or bound > self.floor):
                     self.floor = bound
+
+    def _taken_after(self, at: float, *, inclusive: bool) -> float:
+        """Weight of the recent successes taken after ``at`` (or at it)."""
+        total = 0.0
+        for t, w in reversed(self.recent):
+            if t < at or (t == at and not inclusive):
+                break
+            total += w
+        return total
 
     def _after_episode(self, refused_for: float) -> None:
         """A budget that came back only after many requests' worth of time
@@ -243,7 +248,7 @@ class RateLearner:
         Returns whether the pace was lowered: not for requests sent before
         the last lowering (already reacted to), nor for a probe refused
         again before anything succeeded (the same episode: only the pause grows)."""
-        self.empty.append([sent_at, sum(w for t, w in self.recent if t > sent_at)])
+        self.empty.append([sent_at, self._taken_after(sent_at, inclusive=False)])
         if sent_at < self.since:
             return False
         if not self.ok_since:
@@ -254,8 +259,6 @@ class RateLearner:
                 self.start = min(self.start, BACKOFF * paced)
             self.refused_again = True
             return False
-        # The span starts at the previous episode's first 429, so a budget
-        # restored all at once (a fixed window) is spread over its window.
         refused = paced if paced is not None else sent
         if stated:  # the stated limit bounds the climb back: no top to learn
             self.start = TARGET * refused

@@ -169,9 +169,10 @@ class LearnedTokens:
     def mean(self) -> float | None:
         return sum(n for _, n in self.usage) / len(self.usage) if self.usage else None
 
-    def reads_as_tokens(self, paced: float | None, floor: float | None) -> bool:
-        """Another bare 429 for a request paced at ``paced``, with the
-        request rate proven up to ``floor``: is the limit on tokens?"""
+    def count_429(self, paced: float | None, floor: float | None) -> bool:
+        """Count a bare 429 for a request paced at ``paced``, with the
+        request rate proven up to ``floor``; returns whether the limit now
+        reads as one on tokens."""
         if paced is not None and floor is not None and paced <= AT_FLOOR * floor:
             self.at_floor += 1
         return self.at_floor >= AT_FLOOR_TIMES
