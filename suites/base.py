@@ -194,6 +194,20 @@ def dataset_of(name: str, version: str, problems: list[Problem], params: Params)
     )
 
 
+def read_dataset_file(path: Path, suffixes: tuple[str, ...]) -> tuple[bytes, str, str]:
+    """(bytes, dataset name, version) of a ``--dataset`` file: the name is
+    the file's without ``suffixes`` (removed in that order), the version a
+    digest of its bytes, so an edited file never passes for the same data."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"--dataset {path}: cannot read: {exc.strerror}") from None
+    name = path.name
+    for suffix in suffixes:
+        name = name.removesuffix(suffix)
+    return raw, name, "sha256:" + hashlib.sha256(raw).hexdigest()[:16]
+
+
 def fixture_records(name: str) -> list[MockRecord]:
     """The pre-scored candidates of a bundled fixture (``aioeval/fixtures/NAME``)."""
     data = resources.files("aioeval.fixtures").joinpath(name).read_bytes()

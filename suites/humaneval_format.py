@@ -8,7 +8,6 @@ under the file's own name, version (its sha256) and digest.
 from __future__ import annotations
 
 import gzip
-import hashlib
 from pathlib import Path
 
 import msgspec
@@ -16,7 +15,7 @@ import msgspec
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from .base import jsonl_rows
+from .base import jsonl_rows, read_dataset_file
 
 
 class _Row(msgspec.Struct):
@@ -56,11 +55,6 @@ def parse_humaneval(data: bytes, source: str) -> list[Problem]:
 
 def read_humaneval_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of a HumanEval-format file."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"--dataset {path}: cannot read: {exc.strerror}") from None
+    raw, name, version = read_dataset_file(path, (".gz", ".jsonl", ".json"))
     data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-    name = path.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
-    version = "sha256:" + hashlib.sha256(raw).hexdigest()[:16]
     return parse_humaneval(data, str(path)), name, version

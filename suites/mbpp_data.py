@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import hashlib
 import sys
 from importlib import resources
 from pathlib import Path
@@ -27,7 +26,7 @@ import orjson
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from .base import jsonl_rows
+from .base import jsonl_rows, read_dataset_file
 
 FIXTURE = "mbpp/problems.jsonl"
 FIXTURE_NAME = "mbpp-fixture"
@@ -146,12 +145,7 @@ def parse_mbpp(data: bytes, source: str) -> list[Problem]:
 
 def read_mbpp_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of an MBPP-format file."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"--dataset {path}: cannot read: {exc.strerror}") from None
-    name = path.name.removesuffix(".jsonl").removesuffix(".json")
-    version = "sha256:" + hashlib.sha256(raw).hexdigest()[:16]
+    raw, name, version = read_dataset_file(path, (".jsonl", ".json"))
     return parse_mbpp(raw, str(path)), name, version
 
 
