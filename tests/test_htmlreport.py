@@ -28,6 +28,7 @@ import aiohttp
 import msgspec
 import pytest
 from aiohttp import web
+from results import candidate_result
 
 from aioeval.analysis.runs import load_run, read_tally
 from aioeval.reporting.html import build_figures, render_html, script_json, write_report
@@ -41,21 +42,10 @@ TITLE = "aioeval report: human-eval"
 
 def _result(pid: str, i: int, status: str, t0: float | None = None, **kw: Any) -> CandidateResult:
     fields: dict[str, Any] = dict(
-        problem_id=pid,
-        sample_index=i,
-        status=status,
         reason="AssertionError" if status != "passed" else "",
         candidate="    return sorted(xs)\n" * 8,
-        raw=None,
         wall_ms=2.0 + (i * 7919 % 997) / 10,
         cpu_ms=1.5,
-        cached=False,
-        attempts=1,
-        latency_ms=None,
-        retry_count=0,
-        retry_overhead_ms=0.0,
-        prompt_tokens=None,
-        completion_tokens=None,
     )
     if t0 is not None:
         start = t0 + i * 0.05
@@ -71,7 +61,7 @@ def _result(pid: str, i: int, status: str, t0: float | None = None, **kw: Any) -
             completion_tokens=50,
         )
     fields.update(kw)
-    return CandidateResult(**fields)
+    return candidate_result(pid, i, status, **fields)
 
 
 def make_run(

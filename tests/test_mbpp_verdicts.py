@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from test_trusted_verdicts import ATTACKS, score_samples
+from test_trusted_verdicts import ATTACKS, assert_no_attack_passed, score_samples
 
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits, Program
@@ -95,13 +95,7 @@ def test_no_attack_passes_strict_scoring(tmp_path: Path) -> None:
     assert summary.complete and sleeper_summary.complete
     rows |= sleeper_rows
     assert len(rows) == len(ATTACKS) + 1
-    fooled = {n: r.reason for n, r in rows.items() if r.status == "passed" and n != "honest-right"}
-    assert fooled == {}
-    assert rows["honest-right"].status == "passed"
-    assert all(r.status != "infra_error" for r in rows.values())
-    assert rows["forge-then-spin"].status == "timeout"
-    assert rows["forge-then-segfault"].status == "error"
-    assert rows["forge-then-oom"].status == "error" and "memory" in rows["forge-then-oom"].reason
+    assert_no_attack_passed(rows)
     assert "test 1: assert count_vowels('Hello World') == 3" in rows["always-equal"].reason
 
 

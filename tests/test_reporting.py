@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import msgspec
+from results import candidate_result
 from rich.console import Console
 
 from aioeval.analysis.runs import load_run, read_tally, tally
@@ -99,25 +100,7 @@ def test_long_names_abbreviate_the_class_column_deliberately() -> None:
 
 
 def _result(pid: str, i: int, status: str = "passed", **kw: object) -> CandidateResult:
-    fields: dict[str, object] = dict(
-        problem_id=pid,
-        sample_index=i,
-        status=status,
-        reason="",
-        candidate="x",
-        raw=None,
-        wall_ms=None,
-        cpu_ms=None,
-        cached=False,
-        attempts=1,
-        latency_ms=None,
-        retry_count=0,
-        retry_overhead_ms=0.0,
-        prompt_tokens=None,
-        completion_tokens=None,
-    )
-    fields.update(kw)
-    return CandidateResult(**fields)  # type: ignore[arg-type]
+    return candidate_result(pid, i, status, **kw)
 
 
 def test_samples_of_one_request_count_as_one_http_request() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from results import candidate_result
 
 from aioeval.analysis.runs import iter_results, load_run, load_runs, tally
 from aioeval.errors import InputError
@@ -13,25 +14,7 @@ from aioeval.types import CandidateResult, DatasetInfo, Measurement, Summary
 
 
 def result(pid: str, i: int, status: str, **kw: object) -> CandidateResult:
-    fields: dict[str, object] = dict(
-        problem_id=pid,
-        sample_index=i,
-        status=status,
-        reason="",
-        candidate="x",
-        raw=None,
-        wall_ms=1.0,
-        cpu_ms=1.0,
-        cached=False,
-        attempts=1,
-        latency_ms=None,
-        retry_count=0,
-        retry_overhead_ms=0.0,
-        prompt_tokens=None,
-        completion_tokens=None,
-    )
-    fields.update(kw)
-    return CandidateResult(**fields)  # type: ignore[arg-type]
+    return candidate_result(pid, i, status, **{"wall_ms": 1.0, "cpu_ms": 1.0, **kw})
 
 
 def write_run(path: Path, results: list[CandidateResult], benchmark: str = "human-eval") -> Path:

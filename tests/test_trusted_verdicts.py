@@ -207,20 +207,25 @@ def _score(
     return score_samples(tmp_path, "human-eval", PROBLEM, completions, scoring, wall_s=10)
 
 
+def assert_no_attack_passed(rows: dict[str, CandidateResult]) -> None:
+    """Only the honest answer passes, nothing is the machine's fault, and
+    dying after forging is the candidate's failure, never a pass."""
+    fooled = {n: r.reason for n, r in rows.items() if r.status == "passed" and n != "honest-right"}
+    assert fooled == {}
+    assert rows["honest-right"].status == "passed"
+    assert all(r.status != "infra_error" for r in rows.values())
+    assert rows["forge-then-spin"].status == "timeout"
+    assert rows["forge-then-segfault"].status == "error"
+    oom = rows["forge-then-oom"]
+    assert oom.status == "error" and "memory" in oom.reason, oom.reason
+
+
 def test_no_attack_passes_strict_scoring(tmp_path: Path) -> None:
     completions = {name: WRONG + code for name, code in ATTACKS.items()}
     completions["honest-right"] = load_problems()[0].fields["canonical_solution"]
     summary, rows = _score(tmp_path, completions, "strict")
     assert summary.complete and len(rows) == len(completions)
-    fooled = {n: r.reason for n, r in rows.items() if r.status == "passed" and n != "honest-right"}
-    assert fooled == {}
-    assert rows["honest-right"].status == "passed"
-    assert all(r.status != "infra_error" for r in rows.values())
-    # Dying after forging is the candidate's failure, never a pass.
-    assert rows["forge-then-spin"].status == "timeout"
-    assert rows["forge-then-segfault"].status == "error"
-    oom = rows["forge-then-oom"]
-    assert oom.status == "error" and "memory" in oom.reason, oom.reason
+    assert_no_attack_passed(rows)
 
 
 def test_official_model_is_forgeable_and_says_so(tmp_path: Path) -> None:
