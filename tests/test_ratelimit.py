@@ -401,7 +401,7 @@ async def closed_loop(
         size = sizes.randint(100, 600)
 
         async def attempt(number: int) -> None:
-            permit: Permit = await limiter.acquire(1)
+            permit: Permit = await limiter.acquire(Ask(prompt=size, max_tokens=0))
             status, hints = await server.request(size)
             if status == 200:
                 limiter.release(permit, "ok", hints=hints, used_tokens=size)

@@ -39,8 +39,9 @@ import anyio
 import msgspec
 
 from ..retry import Clock
+from ._fit import Fits, Region
 from ._hints import RateHeaders, pause_for
-from ._pace import HINT_MARGIN, Pace, RateLearner
+from ._pace import CLOSE, HINT_MARGIN, Pace, RateLearner
 from ._parallel import ParallelCap
 from ._tokens import Ask, LearnedTokens, TokenBudget, TpmCounts
 
@@ -53,6 +54,14 @@ PROBE_GAP_S = 0.1
 """Unpaced, a new parallelism is tried this long after the last send."""
 FIRST_QUIET_S = 0.1
 """A hint-less 429 with no pace yet pauses this long first (then doubles)."""
+DEEP = 0.9
+"""A request bucket fit whose feasible depths reach this share of the
+deepest possible explains the refusals only as everything served so far
+being a burst (a fixed window used up, or tokens in debt): its bounds
+would drag the pace to nothing, and are not used."""
+REFIT_S = 2.0
+"""While the bracket is open, the bucket is fitted again this often (the
+admissions since rule out deep buckets, and with them high rates)."""
 EPSILON_S = 1e-6
 """Shorter waits are rounding error (a virtual clock would never pass them)."""
 
@@ -75,6 +84,8 @@ class Permit(msgspec.Struct, kw_only=True):
     """Tokens reserved or charged for it."""
     n: int = 1
     probe: bool = False
+    first: bool = False
+    """The first request sent after the last rate 429 came back."""
 
 
 class RateLimiter:
@@ -98,6 +109,15 @@ class RateLimiter:
         self.pace = Pace(now, rpm)
         self.tokens = TokenBudget(tpm, tpm_counts, now) if tpm else None
         self.learned = LearnedTokens()
+        self.fits = Fits(now)
+        self.fitted_at: float | None = None
+        """When the server's bucket was last fitted (None: no bare 429 yet)."""
+        self.answered_429: float | None = None
+        """When the last rate 429 came back."""
+        self.ok_since_429 = False
+        """A request sent after it has succeeded."""
+        self.sent_since_429 = True
+        """A request has been sent since it."""
         # Slow start only when nothing says how fast to go.
         self.parallel = ParallelCap(max_concurrency, slow_start=not rpm)
         self.patience_s = patience_s
@@ -146,7 +166,12 @@ class RateLimiter:
             if self.tokens is not None and (tpm := self.learned.rate_tpm(now)):
                 self.tokens.set_tpm(tpm, now)
             cost = self.tokens.cost(ask) if self.tokens is not None else 0
-            wait = max(self.paused_until - now, self.pace.wait_s(now), self._probe_wait(now))
+            wait = max(
+                self.paused_until - now,
+                self.pace.wait_s(now),
+                self._probe_wait(now),
+                self.learned.gap_s(self.pace.sent[-1], now) if self.pace.sent else 0.0,
+            )
             if self.tokens is not None:
                 wait = max(wait, self.tokens.wait_s(cost, now))
             if wait > EPSILON_S:
@@ -158,6 +183,7 @@ class RateLimiter:
             self.in_flight += 1
             probe = self.probing
             self.probe_out = self.probe_out or probe
+            first, self.sent_since_429 = not self.sent_since_429, True
             self._ids += 1
             permit = Permit(
                 id=self._ids,
@@ -166,6 +192,7 @@ class RateLimiter:
                 tokens=cost,
                 n=ask.n,
                 probe=probe,
+                first=first,
             )
             self.out[permit.id] = permit
             return permit
@@ -191,10 +218,12 @@ class RateLimiter:
         self._read_limits(hints, now, now - permit.started_at)
         verdict: Throttle | None = None
         if outcome == "ok":
+            self.fits.answered(permit.started_at, now, "ok", used_tokens)
             self._on_success(permit, now, used_tokens, completion_tokens)
         elif outcome == "throttled":
             verdict = self._on_429(permit, now, hints)
         else:
+            self.fits.answered(permit.started_at, now, "failed", None)
             if self.tokens is not None:
                 self.tokens.failed(permit.tokens, now)
             if permit.probe:
@@ -226,6 +255,28 @@ class RateLimiter:
         self.probing = False
         self.quiet_s = 0.0
         self.refused_since = None
+        if self.answered_429 is not None and permit.started_at >= self.answered_429:
+            self.ok_since_429 = True
+            self.learned.confirmed = True
+        if self.fitted_at is not None and now - self.fitted_at >= REFIT_S and self._open():
+            self._refit(now)
+
+    def _open(self) -> bool:
+        """The learned bracket is still wide enough to probe in."""
+        learner = self.learned.learner or self.pace.learner
+        top, floor = learner.top, learner.floor
+        return top is None or floor is None or floor < CLOSE * top
+
+    def _refit(self, now: float) -> tuple[Region | None, Region | None]:
+        """Fit the server's bucket again and narrow the learner's bracket to it."""
+        self.fitted_at = now
+        requests, usage = self.fits.read([p.started_at for p in self.out.values()])
+        if self.learned.learner is not None:
+            if usage is not None:
+                self.learned.learner.bound(usage.lo, usage.hi)
+        elif requests is not None and requests.depth < DEEP:
+            self.pace.learner.bound(requests.lo, requests.hi)
+        return requests, usage
 
     def _on_429(self, permit: Permit, now: float, hints: RateHeaders) -> Throttle:
         self.refusal_rtt_s = max(self.refusal_rtt_s, now - permit.started_at)
@@ -235,7 +286,9 @@ class RateLimiter:
             paced = self.pace.rate(permit.started_at) is not None
             self.parallel.on_parallel_429(permit.parallel, permit.started_at, now, paced=paced)
             return "concurrency"
+        self.fits.answered(permit.started_at, now, "refused", None)
         lowered = self._rate_429(permit, now, hints)
+        self.answered_429, self.ok_since_429, self.sent_since_429 = now, False, False
         self.parallel.on_rate_429(paced=self.pace.rate(now) is not None)
         if self.refused_since is None:
             self.refused_since = now
@@ -244,6 +297,7 @@ class RateLimiter:
             pause = hinted * (1.0 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
         else:
             interval = self.pace.refill_s(now) or self.learned.refill_s(now) or FIRST_QUIET_S
+            interval = min(interval, self.max_quiet_s)
             if lowered or not self.quiet_s:
                 self.quiet_s = interval
             elif permit.probe:  # refused again: wait longer before the next probe
@@ -255,22 +309,59 @@ class RateLimiter:
 
     def _rate_429(self, permit: Permit, now: float, hints: RateHeaders) -> bool:
         """Lower the request pace, or the token rate once the bare 429s
-        show the limit is on tokens (`LearnedTokens`); returns whether lowered."""
+        show the limit is on tokens; returns whether lowered. A bare 429
+        also refits the server's bucket (`_fit.Fits`): its bounds narrow
+        the learner's bracket, and refusals that no request bucket explains,
+        while a usage-metered one does, switch the pacing to tokens."""
         learned = self.learned
         sent_at = permit.started_at
+        alone = self.refused_alone(permit)
+        if learned.requests is not None and alone and not learned.confirmed:
+            # Refused alone again after the debt was waited out: no debt
+            # (a window used up, say). Back to requests.
+            self.pace.learner, self.tokens = learned.undo(), None
+            for p in self.out.values():
+                p.tokens = 0
         if learned.learner is not None:
             paced = learned.learner.rate(sent_at)
-            return learned.learner.on_throttle(sent_at, now, paced, learned.served(now) or 0.0)
-        if (
-            self.tokens is None
-            and not hints.any
-            and learned.count_429(self.pace.rate(sent_at), self.pace.learner.floor)
-            and (budget := learned.start(sent_at, now)) is not None
-        ):
-            self.tokens = budget
+            served = learned.served(now) or 0.0
+            lowered = learned.learner.on_throttle(sent_at, now, paced, served)
+            usage = None if hints.any else self._refit(now)[1]
+            if usage is not None and self.tokens is not None:
+                learned.sync(self.tokens, usage, self.fits.usage, now)
+            return lowered
+        lowered = self.pace.on_throttle(sent_at, now)
+        if hints.any:
+            return lowered
+        requests, usage = self._refit(now)
+        # The first request sent after the pause was refused too: the budget
+        # did not come back in a request's time. With usage metered, that is
+        # a token bucket in debt from the requests that were out before.
+        debt = self.fits.metered and alone and not learned.refuted
+        if self.tokens is None and usage is not None and (requests is None or debt):
+            self.tokens = learned.begin(usage, self.fits.usage, self.pace.learner, now)
             self.pace.learner = RateLearner()  # requests are not what is limited
+            self._hold_out(learned.mean() or 0.0)
             return True
-        return self.pace.on_throttle(sent_at, now)
+        return lowered
+
+    def refused_alone(self, permit: Permit) -> bool:
+        """The first request sent after a rate 429 came back was refused
+        too, and nothing sent since that 429 has succeeded."""
+        return (
+            permit.first
+            and self.answered_429 is not None
+            and permit.started_at >= self.answered_429
+            and not self.ok_since_429
+        )
+
+    def _hold_out(self, each: float) -> None:
+        """Requests sent before tokens were paced hold a typical charge."""
+        assert self.tokens is not None
+        for p in self.out.values():
+            if not p.tokens:
+                p.tokens = math.ceil(each)
+                self.tokens.held += p.tokens
 
     def _unslot(self, refused: Permit) -> None:
         """A refused request never held a slot at the server, so the requests

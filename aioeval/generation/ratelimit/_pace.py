@@ -45,8 +45,10 @@ SETTLE_S = 10.0
 TARGET x top and drifts to SPLIT[1] with this time constant while no 429
 comes: a loose floor does not hold the pace down, and a tight bracket is
 not overshot."""
-GROWTH = 0.2
-"""Growth per second of a pace with no refused rate known yet."""
+GROWTH = 0.5
+GROWTH_PAST_GUESS = 0.05
+"""Growth per second of a pace with no refused rate known yet (past an
+estimated rate, the slower one)."""
 LONG_EPISODE = 4.0
 LONG_EPISODE_S = 5.0
 """429s that lasted this many requests' worth of the rate served, and at
@@ -138,6 +140,9 @@ class RateLearner:
         self.refused_again = False
         """A request sent after the last lowering was refused too: the
         endpoint kept refusing, not just the client waiting out a hint."""
+        self.guess: float | None = None
+        """An estimate of the rate (not a measurement): unpaced growth
+        slows to GROWTH_PAST_GUESS beyond it."""
         self.lowered = 0
         self.served = 0
         self.served_weight = 0.0
@@ -162,10 +167,20 @@ class RateLearner:
         dt = 0.0 if self.grow_from is None else max(0.0, now - self.grow_from)
         goal = self.goal(dt)
         if goal is None:
-            return self.start * math.exp(GROWTH * dt)
+            return max(self._grown(dt), self.floor or 0.0)
         if self.start >= goal:
             return self.start
         return goal - (goal - self.start) * math.exp(-dt / APPROACH_S)
+
+    def _grown(self, dt: float) -> float:
+        """The pace ``dt`` after the climb began, with no refused pace known."""
+        assert self.start is not None
+        grown = self.start * math.exp(GROWTH * dt)
+        guess = self.guess
+        if guess is None or grown <= guess:
+            return grown
+        past = dt - math.log(guess / self.start) / GROWTH if guess > self.start else dt
+        return max(self.start, guess) * math.exp(GROWTH_PAST_GUESS * past)
 
     def on_success(
         self, sent_at: float, now: float, weight: float = 1.0, taken_at: float | None = None
@@ -229,6 +244,37 @@ class RateLearner:
             self.start = TARGET * served
             self.top, self.floor = served, None
             self.empty.clear()  # a bound across a window's reset would count its whole budget
+
+    def begin(self, start: float, now: float, guess: float | None = None) -> None:
+        """Start pacing at ``start`` (a first estimate, as if just lowered:
+        the climb begins once a request sent from now on succeeds). With no
+        refused pace known, the climb slows down past ``guess``, a rate
+        estimated rather than measured."""
+        self.start, self.guess = start, guess
+        self.since, self.grow_from, self.ok_since = now, None, False
+        self.refused_again = False
+
+    def bound(self, lo: float | None, hi: float | None) -> None:
+        """A fit of the server's bucket (`_fit.BucketFit`) proves lo <= R < hi
+        (None: no bound that side): the bracket narrows to it, and a start
+        above it comes down."""
+        if hi is not None and (self.top is None or hi < self.top):
+            # With no refused pace yet, a loose bound is no level to climb to.
+            if self.top is not None or self.start is None or BACKOFF * hi <= self.start:
+                self.top = hi
+        # A floor far under the top says little, and would pull the goal down.
+        loose = self.top is None or lo is None or lo < QUIET_SHARE * self.top
+        if lo is not None and not loose and (self.floor is None or lo > self.floor):
+            self.floor = lo
+        if self.floor is not None and self.top is not None:
+            self.floor = min(self.floor, self.top)
+        goal = self.goal(0.0)
+        if self.start is None or goal is None:
+            return  # unpaced, or growing with no top: rate() keeps to the floor
+        if self.start > goal:
+            self.start = goal  # climb from inside the bracket, not above it
+        if self.floor is not None:
+            self.start = max(self.start, self.floor)
 
     def on_throttle(
         self,
@@ -322,7 +368,7 @@ class Pace:
         if rate is None:
             return None
         floor = self.learner.floor
-        return 1.0 / (min(rate, floor) if floor else QUIET_SHARE * rate)
+        return 1.0 / max(QUIET_SHARE * rate, min(rate, floor or 0.0))
 
     def wait_s(self, now: float) -> float:
         bucket = self._bucket(now)

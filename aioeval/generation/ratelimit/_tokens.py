@@ -19,7 +19,8 @@ from typing import Literal
 
 import msgspec
 
-from ._pace import UNPACED_BACKOFF, Bucket, RateLearner
+from ._fit import BucketFit, Region
+from ._pace import BACKOFF, UNPACED_BACKOFF, Bucket, RateLearner
 
 CHARS_PER_TOKEN = 4
 """Prompt tokens are estimated as characters / 4 (rounded up) for reservations."""
@@ -58,6 +59,8 @@ class TokenBudget:
         """Mean completion tokens per sample seen so far."""
         self.latency_s = 0.0
         """Mean time a request is in flight."""
+        self.credit = True
+        """Credit in-flight reservations with a latency's refill (`wait_s`)."""
 
     def set_tpm(self, tpm: float, now: float) -> None:
         self.bucket.refill(now)
@@ -82,8 +85,8 @@ class TokenBudget:
         they return, and the bucket refills meanwhile, so a typical
         latency's refill is credited against it (else long generations
         could never have the rate's worth of tokens in flight)."""
-        held = max(0.0, self.held - self.bucket.rate * self.latency_s)
-        return self.bucket.wait_s(cost, now, held=held)
+        credit = self.bucket.rate * self.latency_s if self.credit else 0.0
+        return self.bucket.wait_s(cost, now, held=max(0.0, self.held - credit))
 
     def take(self, cost: int, now: float) -> None:
         if self.counts == "max_tokens":
@@ -130,29 +133,39 @@ class TokenBudget:
 
 USAGE_WINDOW_S = 10.0
 """The token rate served is measured over this window of answers."""
-AT_FLOOR = 1.005
-AT_FLOOR_TIMES = 2
-"""Bare 429s for requests paced at (within AT_FLOOR of) the proven request
-rate this many times: a limit on requests would not refuse them."""
+TOKEN_WINDOW_S = 1.0
+"""A token bucket learned from bare 429s is first taken to hold this much
+of its rate (`_fit.Region.sized`)."""
+TOKEN_SPREAD = 2.0
+"""Learned token pacing spaces requests at this many times the rate a
+typical request allows (`LearnedTokens.gap_s`)."""
 
 
 class LearnedTokens:
     """A token rate learned from bare 429s, for a server that limits tokens
     and says nothing (issue 14: paced by requests, a usage-metered tpm limit
-    refused whenever a few long prompts came together).
+    refused whenever a few long prompts came together, and a start faster
+    than the limit put it in debt, refusing every probe until repaid).
 
-    The request pace is learned first. Bare 429s for requests paced at the
-    request rate already proven (`RateLearner.floor`), more than once, do not
-    come from a request limit; the limit is then read as tokens: a usage budget starts
-    at the token rate served over the last USAGE_WINDOW_S, a `RateLearner`
-    in tokens per second takes over from the request pace, and each success
-    counts its tokens."""
+    The limiter reads the limit as tokens when refusals no request bucket
+    explains while a usage-metered one does, or when the first request sent
+    after a 429's pause is refused too with usage metered (a budget that did
+    not come back in a request's time: debt). `begin` then starts a usage
+    budget at a bucket the answers allow, at the level that bucket would
+    hold now, and a `RateLearner` in tokens per second; a reading on debt
+    that the next probe refutes as well is undone (`undo`): a window used
+    up refuses every probe too."""
 
     def __init__(self) -> None:
         self.usage: deque[tuple[float, int]] = deque(maxlen=4096)
         """(answered at, tokens used) of successes that reported usage."""
         self.learner: RateLearner | None = None
-        self.at_floor = 0
+        self.requests: RateLearner | None = None
+        """The request learner, kept while a reading on debt is unconfirmed."""
+        self.confirmed = False
+        """A request sent after the reading succeeded: it stands."""
+        self.refuted = False
+        """A reading on debt was undone: no second one."""
 
     def used(self, now: float, tokens: int) -> None:
         self.usage.append((now, tokens))
@@ -169,22 +182,51 @@ class LearnedTokens:
     def mean(self) -> float | None:
         return sum(n for _, n in self.usage) / len(self.usage) if self.usage else None
 
-    def count_429(self, paced: float | None, floor: float | None) -> bool:
-        """Count a bare 429 for a request paced at ``paced``, with the
-        request rate proven up to ``floor``; returns whether the limit now
-        reads as one on tokens."""
-        if paced is not None and floor is not None and paced <= AT_FLOOR * floor:
-            self.at_floor += 1
-        return self.at_floor >= AT_FLOOR_TIMES
+    def begin(
+        self, usage: Region, fit: BucketFit, requests: RateLearner, now: float
+    ) -> TokenBudget:
+        """Pace tokens from now on: a start under the rate of a feasible
+        bucket sized as TOKEN_WINDOW_S of it (growth slows past that rate),
+        and a budget that holds no more than that bucket would hold now
+        (reckoned at a lower rate still: the first probe after the debt is
+        repaid must not be refused too, which would undo the reading)."""
+        rate, burst = usage.sized(TOKEN_WINDOW_S)
+        learner = RateLearner()
+        learner.begin(UNPACED_BACKOFF * rate, now, guess=rate)
+        learner.bound(usage.lo, usage.hi)
+        assert learner.start is not None
+        self.learner, self.requests, self.confirmed = learner, requests, False
+        budget = TokenBudget(learner.start * 60.0, "usage", now)
+        budget.credit = False  # a server in debt refuses: keep clear of it
+        budget.bucket.level = min(budget.bucket.level, fit.level(now, BACKOFF * rate, burst))
+        return budget
 
-    def start(self, sent_at: float, now: float) -> TokenBudget | None:
-        """Switch to tokens: the budget to pace by (None: no rate measured)."""
-        served = self.served(now)
-        if served is None:
-            return None
-        self.learner = RateLearner()
-        self.learner.on_throttle(sent_at, now, None, served)
-        return TokenBudget(UNPACED_BACKOFF * served * 60.0, "usage", now)
+    def undo(self) -> RateLearner:
+        """Give up the reading on debt: the request learner to pace by again."""
+        assert self.requests is not None
+        requests, self.requests = self.requests, None
+        self.learner, self.refuted = None, True
+        return requests
+
+    def sync(self, budget: TokenBudget, usage: Region, fit: BucketFit, now: float) -> None:
+        """After a 429, the budget holds no more than the fitted bucket would
+        at the learned rate (a server in debt refused it)."""
+        rate = self.learner.rate(now) if self.learner is not None else None
+        if rate:
+            budget.bucket.refill(now)
+            level = fit.level(now, rate, usage.sized(TOKEN_WINDOW_S)[1])
+            budget.bucket.level = min(budget.bucket.level, level)
+
+    def gap_s(self, last_sent: float, now: float) -> float:
+        """Learned tokens are paced one request at a time, at TOKEN_SPREAD
+        times the rate a typical request allows: a budget that filled while
+        everyone waited would otherwise let a crowd go at once, and a server
+        still in debt refuses each of them."""
+        rate = self.learner.rate(now) if self.learner is not None else None
+        mean = self.mean()
+        if not rate or not mean:
+            return 0.0
+        return last_sent + mean / (TOKEN_SPREAD * rate) - now
 
     def rate_tpm(self, now: float) -> float | None:
         rate = None if self.learner is None else self.learner.rate(now)
