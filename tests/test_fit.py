@@ -95,9 +95,12 @@ def test_usage_debt_is_explained_by_tokens_and_not_by_requests() -> None:
     answers = serve(sends, rate=1000.0, burst=1000.0, usage=True)
     assert sum(a[1] == "refused" for a in answers) >= 3
     assert fitted("requests", answers).region(0.003) is None
-    usage = fitted("usage", answers).region(0.003)
+    fit = fitted("usage", answers)
+    usage = fit.region(0.003)
     assert usage is not None
-    assert any(s.lo <= 1000.0 < s.hi for s in usage.slices)
+    assert (usage.lo or 0.0) <= 1000.0 < (usage.hi or math.inf)
+    lo, hi = fit._replay(fit.events, 0.003).bounds(1000.0)
+    assert lo <= 1000.0 < hi
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -125,3 +125,46 @@ def test_learner_reads_a_long_refusal_as_a_window_and_paces_at_the_served_rate()
     learner.on_success(sent_at=60.0, now=60.3)  # refused until the next window
     assert learner.top == pytest.approx(61 / 60)
     assert learner.rate(60.3) == pytest.approx(TARGET * 61 / 60)
+
+
+def test_a_fit_narrows_the_bracket_and_brings_a_start_above_it_down() -> None:
+    learner = RateLearner()
+    learner.on_throttle(0.0, 0.0, 10.0, 0.0)  # refused at a pace of 10
+    assert learner.top == 10.0 and learner.start == pytest.approx(BACKOFF * 10.0)
+    learner.bound(4.0, 5.0)  # the bucket fit proves 4 <= R < 5
+    assert learner.top == 5.0 and learner.floor == 4.0
+    goal = learner.goal(0.0)
+    assert goal is not None and 4.0 <= goal < TARGET * 5.0
+    assert learner.start is not None and 4.0 <= learner.start <= goal
+    learner.bound(None, 7.0)  # a looser fit changes nothing
+    assert learner.top == 5.0 and learner.floor == 4.0
+
+
+def test_a_floor_far_under_the_top_is_not_taken_from_a_fit() -> None:
+    """A fit whose rates run from almost nothing (a deep bucket explains
+    everything) would pull the goal and the pause after a 429 down."""
+    learner = RateLearner()
+    learner.on_throttle(0.0, 0.0, 10.0, 0.0)
+    learner.bound(0.02, 9.0)
+    assert learner.floor is None and learner.top == 9.0
+
+
+def test_with_no_refused_pace_a_loose_bound_is_no_top_to_climb_to() -> None:
+    learner = RateLearner()
+    learner.on_throttle(0.0, 0.0, None, 10.0)  # unpaced: the start is a measurement
+    learner.bound(None, 100.0)
+    assert learner.top is None  # growth continues, not a dash to 98
+    learner.bound(None, 12.0)  # within 1/BACKOFF of the start: that is a top
+    assert learner.top == 12.0
+
+
+def test_growth_slows_past_a_guessed_rate_and_never_drops_under_the_floor() -> None:
+    learner = RateLearner()
+    learner.begin(90.0, 0.0, guess=100.0)
+    learner.on_success(0.5, 1.0)  # the climb starts once one sent since succeeds
+    fast = math.log(100.0 / 90.0) / GROWTH
+    assert learner.rate(1.0 + fast) == pytest.approx(100.0)
+    later = learner.rate(1.0 + fast + 2.0)
+    assert later is not None and 100.0 < later < 100.0 * math.exp(2.0 * GROWTH) / 2
+    learner.floor = 500.0
+    assert learner.rate(1.0 + fast) == 500.0

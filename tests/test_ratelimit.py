@@ -443,11 +443,12 @@ async def test_closed_loop_learns_a_hintless_rate_limit(rpm: float) -> None:
     """Burst 2, nothing but bare 429s: the limit is found with a handful of
     429s and the pace ends close under it. At 240 rpm a bare 429 with two
     in flight once read as a parallel cap of one (0.83 of the limit), and
-    a floor from two 429s 0.8 s apart paced the run at 0.32 of it."""
+    a floor from two 429s 0.8 s apart paced the run at 0.32 of it; before
+    the bucket fit, a probe inside a bracket too wide to close cost a 5th."""
     server = ModelServer(FakeClock(), rpm=rpm)
     _, limiter = await closed_loop(server, 164)
-    assert server.refused <= 5
-    assert server.ratio() > 0.93
+    assert server.refused <= 4
+    assert server.ratio() > 0.94
     assert limiter.rate_rpm is not None and 0.9 * rpm < limiter.rate_rpm < 1.05 * rpm
     assert limiter.learned.learner is None  # requests are what is limited, not tokens
 
@@ -456,17 +457,19 @@ async def test_closed_loop_learns_a_hintless_rate_limit(rpm: float) -> None:
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_closed_loop_learns_a_hintless_token_limit() -> None:
     """60k tokens per minute metered on usage (100-600 tokens a request),
-    bare 429s: paced by requests, a long prompt or two together are
-    refused at a request rate already proven; the limiter then paces
-    tokens, and serves at least 0.9 of the token limit."""
+    bare 429s: slow start puts the server in debt, and the first request
+    after the pause is refused too; the limiter reads that as tokens, waits
+    the debt out and paces tokens, serving at least 0.92 of the limit with
+    2% of requests refused (paced by requests until two 429s came at a
+    request rate already proven, it once spent 5%, and 7% in the bench)."""
     tpm = 60_000.0
     server = ModelServer(FakeClock(), tpm=tpm)
-    await closed_loop(server, 400)
-    # (the limiter is rebuilt per closed loop; read what it did from the server)
+    _, limiter = await closed_loop(server, 400)
     start, end = server.accepted[0], server.used[-1][0]
     served = (sum(n for _, n in server.used) - tpm / 60) / (end - start) * 60
-    assert served >= 0.9 * tpm
-    assert server.refused <= 0.05 * 400
+    assert served >= 0.92 * tpm
+    assert server.refused <= 0.02 * 400
+    assert limiter.learned.learner is not None and limiter.tokens is not None
 
 
 @pytest.mark.anyio
@@ -488,6 +491,8 @@ async def test_closed_loop_outlasts_a_per_minute_window_with_the_readme_policy()
     server = ModelServer(FakeClock(), rpm=60, window_s=60.0)
     took, limiter = await closed_loop(server, 150)
     assert 120 < took < 190
+    # Its refused probes looked like token debt once; the next undid that.
+    assert limiter.learned.refuted and limiter.tokens is None
     # While a window is used up, one probe at a time, at most 5 s apart
     # after a few doublings: about a dozen 429s per minute, not one per sample.
     assert server.refused < 20 * 3

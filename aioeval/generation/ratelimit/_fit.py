@@ -39,11 +39,15 @@ from typing import NamedTuple
 
 from ._replay import RATE_RANGE, Answer, Event, Kind, Replay
 
-GRID_RATIO = 1.2
-"""Capacities tried: 1, 1.2, 1.44, ... up to the largest the run allows."""
+GRID_RATIO = 1.3
+"""Capacities tried: 1, 1.3, 1.69, ... up to the largest the run allows."""
+FINE_RATIO = 1.03
+"""Grid step inside the band found last time."""
+BAND_MARGIN = 1.1
+"""Capacities tried around the band found last time (this much wider)."""
 EDGE_STEPS = 6
 """Bisection steps on each edge of the feasible capacities."""
-MAX_EVENTS = 1200
+MAX_EVENTS = 500
 """Events replayed at most: beyond, the replay re-anchors at a later refusal."""
 
 
@@ -124,6 +128,8 @@ class BucketFit:
         self.max_charge = 0.0
         self.charges = 0
         self._region: Region | None = None
+        self.band: tuple[float, float] | None = None
+        """The feasible capacities last found (None: search them all)."""
         self._stale = True
         self._key: tuple[float, tuple[float, ...]] = (0.0, ())
 
@@ -185,7 +191,7 @@ class BucketFit:
             floor = min(0.0, 1.0 - self._charged_between(since, at))
         if self.burst_cap is None and self.first_refusal is not None:
             self.burst_cap = self._max_burst(self._replay(self.events, SLACK_S[1]))
-        self.anchor, self.anchor_level = at, floor
+        self.anchor, self.anchor_level, self.band = at, floor, None
         self.events = [e for e in self.events if e.at >= at]
         self._stale = True
 
@@ -230,7 +236,13 @@ class BucketFit:
             out = [Event(last - slack_s, False, "failed", 0.0) for t in pending if t < last]
         replay = self._replay(sorted(self.events + out) if out else self.events, slack_s)
         cap = self._max_burst(replay)
-        slices = _search(replay, cap)
+        slices: tuple[Slice, ...] = ()
+        if self.band is not None:  # answers only narrow it: look there first
+            low, high = self.band[0] / BAND_MARGIN, self.band[1] * BAND_MARGIN
+            slices = _search(replay, max(1.0, low), min(cap, high), FINE_RATIO)
+        if not slices:
+            slices = _search(replay, 1.0, cap, GRID_RATIO)
+        self.band = (slices[0].burst, slices[-1].burst) if slices else None
         self._region = Region(slices, self.kind, cap) if slices else None
         return self._region
 
@@ -246,14 +258,15 @@ def _gap(replay: Replay, burst: float, found: dict[float, Slice]) -> float:
     return math.log(lo / hi)
 
 
-def _search(replay: Replay, top: float) -> tuple[Slice, ...]:
-    """The feasible capacities in [1, top]: a log grid, a search around the
-    point closest to feasible when none is (a narrow band, once the answers
-    pin B down, falls between grid points), then bisection of both edges of
-    the band, so its deepest and shallowest buckets (which hold the least
-    and the greatest rates) are found."""
-    steps = max(1, math.ceil(math.log(top) / math.log(GRID_RATIO))) if top > 1 else 0
-    grid = [top ** (k / steps) if steps else 1.0 for k in range(steps + 1)]
+def _search(replay: Replay, bottom: float, top: float, ratio: float) -> tuple[Slice, ...]:
+    """The feasible capacities in [bottom, top]: a log grid, a search around
+    the point closest to feasible when none is (a narrow band, once the
+    answers pin B down, falls between grid points), then bisection of both
+    edges of the band, so its deepest and shallowest buckets (which hold
+    the least and the greatest rates) are found."""
+    span = top / bottom
+    steps = max(1, math.ceil(math.log(span) / math.log(ratio))) if span > 1 else 0
+    grid = [bottom * span ** (k / steps) if steps else bottom for k in range(steps + 1)]
     found: dict[float, Slice] = {}
     gaps = [_gap(replay, b, found) for b in grid]
     ok = [k for k, g in enumerate(gaps) if g < 0]

@@ -59,6 +59,9 @@ DEEP = 0.9
 deepest possible explains the refusals only as everything served so far
 being a burst (a fixed window used up, or tokens in debt): its bounds
 would drag the pace to nothing, and are not used."""
+FIT_MIN_S = 0.2
+"""A bare 429 refits the bucket at most this often (a fit of hundreds of
+answers takes milliseconds on the event loop), unless it is the probe's."""
 REFIT_S = 2.0
 """While the bracket is open, the bucket is fitted again this often (the
 admissions since rule out deep buckets, and with them high rates)."""
@@ -112,6 +115,7 @@ class RateLimiter:
         self.fits = Fits(now)
         self.fitted_at: float | None = None
         """When the server's bucket was last fitted (None: no bare 429 yet)."""
+        self.fitted: tuple[Region | None, Region | None] = (None, None)
         self.answered_429: float | None = None
         """When the last rate 429 came back."""
         self.ok_since_429 = False
@@ -267,10 +271,14 @@ class RateLimiter:
         top, floor = learner.top, learner.floor
         return top is None or floor is None or floor < CLOSE * top
 
-    def _refit(self, now: float) -> tuple[Region | None, Region | None]:
-        """Fit the server's bucket again and narrow the learner's bracket to it."""
-        self.fitted_at = now
-        requests, usage = self.fits.read([p.started_at for p in self.out.values()])
+    def _refit(self, now: float, *, fresh: bool = False) -> tuple[Region | None, Region | None]:
+        """Fit the server's bucket again (at most every FIT_MIN_S unless
+        ``fresh``: a fit of hundreds of answers takes milliseconds on the
+        event loop) and narrow the learner's bracket to it."""
+        if fresh or self.fitted_at is None or now - self.fitted_at >= FIT_MIN_S:
+            self.fitted = self.fits.read([p.started_at for p in self.out.values()])
+            self.fitted_at = now
+        requests, usage = self.fitted
         if self.learned.learner is not None:
             if usage is not None:
                 self.learned.learner.bound(usage.lo, usage.hi)
@@ -333,7 +341,7 @@ class RateLimiter:
         lowered = self.pace.on_throttle(sent_at, now)
         if hints.any:
             return lowered
-        requests, usage = self._refit(now)
+        requests, usage = self._refit(now, fresh=alone)
         # The first request sent after the pause was refused too: the budget
         # did not come back in a request's time. With usage metered, that is
         # a token bucket in debt from the requests that were out before.

@@ -143,6 +143,8 @@ class RateLearner:
         self.guess: float | None = None
         """An estimate of the rate (not a measurement): unpaced growth
         slows to GROWTH_PAST_GUESS beyond it."""
+        self.close = CLOSE
+        """Within this share of the top, the floor is the goal (see CLOSE)."""
         self.lowered = 0
         self.served = 0
         self.served_weight = 0.0
@@ -155,7 +157,7 @@ class RateLearner:
         goal = TARGET * top
         if self.floor is None:
             return goal
-        if self.floor >= CLOSE * top:
+        if self.floor >= self.close * top:
             return self.floor  # no probe could gain much: stay at what is proven
         # Here floor < CLOSE x top < TARGET x top: the goal lies above the floor.
         split = SPLIT[1] - (SPLIT[1] - SPLIT[0]) * math.exp(-dt / SETTLE_S)

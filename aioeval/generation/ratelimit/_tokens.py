@@ -136,6 +136,10 @@ USAGE_WINDOW_S = 10.0
 TOKEN_WINDOW_S = 1.0
 """A token bucket learned from bare 429s is first taken to hold this much
 of its rate (`_fit.Region.sized`)."""
+CLOSE_TOKENS = 0.85
+"""`RateLearner.close` for learned tokens: a refused token pace overshoots
+the limit by more than a request pace does (a deep bucket drains slowly),
+so a bracket this close is as good as the request learner's at CLOSE."""
 TOKEN_SPREAD = 2.0
 """Learned token pacing spaces requests at this many times the rate a
 typical request allows (`LearnedTokens.gap_s`)."""
@@ -192,6 +196,7 @@ class LearnedTokens:
         repaid must not be refused too, which would undo the reading)."""
         rate, burst = usage.sized(TOKEN_WINDOW_S)
         learner = RateLearner()
+        learner.close = CLOSE_TOKENS
         learner.begin(UNPACED_BACKOFF * rate, now, guess=rate)
         learner.bound(usage.lo, usage.hi)
         assert learner.start is not None
