@@ -259,3 +259,38 @@ def test_events_sort_by_time_whatever_order_they_are_recorded_in() -> None:
     fit.arrived(0.1, "refused")
     assert [e.at for e in fit.events] == [0.1, 0.5]
     assert isinstance(fit.events[0], Event)
+
+
+def test_a_whole_number_capacity_narrows_the_rate_to_a_likely_range() -> None:
+    """Three refusals at 4 requests a second, burst 2: the feasible
+    capacities span less than one whole number, and the rates feasible for
+    that one (2) are far narrower than the region's and hold the truth."""
+    sends = paced(8.0, 0.5) + paced(4.6, 3.0, start=0.5) + paced(4.3, 3.0, start=3.6)
+    fit = fitted("requests", serve(sends, rate=4.0, burst=2.0, usage=False))
+    region = fit.region(0.003)
+    assert region is not None and region.lo is not None and region.hi is not None
+    likely = region.whole()
+    assert likely is not None
+    lo, hi = likely
+    assert lo <= 4.0 < hi
+    assert hi - lo < 0.5 * (region.hi - region.lo)
+
+
+def test_no_likely_range_when_several_whole_capacities_fit() -> None:
+    sends = paced(8.0, 0.5)  # one fast start: every capacity up to the burst seen fits
+    region = fitted("requests", serve(sends, rate=4.0, burst=2.0, usage=False)).region(0.003)
+    assert region is not None
+    assert region.slices[-1].burst - region.slices[0].burst >= 1.0
+    assert region.whole() is None
+
+
+def test_a_token_bucket_sized_as_a_second_gives_a_likely_range_that_holds_the_truth() -> None:
+    rng = random.Random(4)
+    sends = [(i * 0.08, rng.randint(200, 500)) for i in range(40)]
+    sends += [(3.2 + i * 0.4, rng.randint(200, 500)) for i in range(60)]
+    region = fitted("usage", serve(sends, rate=1000.0, burst=1000.0, usage=True)).region(0.003)
+    assert region is not None
+    likely = region.windowed((1.0, 60.0))
+    assert likely is not None
+    assert likely[0] <= 1000.0 <= likely[1] * 1.02
+    assert region.windowed((60.0,)) is None  # a minute's bucket would never have refused

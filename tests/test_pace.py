@@ -168,3 +168,30 @@ def test_growth_slows_past_a_guessed_rate_and_never_drops_under_the_floor() -> N
     assert later is not None and 100.0 < later < 100.0 * math.exp(2.0 * GROWTH) / 2
     learner.floor = 500.0
     assert learner.rate(1.0 + fast) == 500.0
+
+
+def test_a_likely_range_sets_the_goal_inside_it_and_never_above_the_top() -> None:
+    learner = RateLearner()
+    learner.on_throttle(0.0, 0.0, 10.0, 0.0)  # refused at a pace of 10
+    learner.floor = 7.0
+    learner.likely = (8.0, 8.5)  # narrow: a step above its low end
+    goal = learner.goal(0.0)
+    assert goal is not None and 8.0 < goal < 8.25
+    learner.likely = (6.0, 12.0)  # wide: a probe far into it, capped by the top
+    assert learner.goal(0.0) == pytest.approx(TARGET * 10.0)
+    learner.likely = (5.0, 6.0)  # under the proven floor: the floor holds
+    assert learner.goal(0.0) == 7.0
+
+
+def test_a_likely_range_gives_a_goal_before_any_pace_was_refused() -> None:
+    learner = RateLearner()
+    learner.begin(3.0, 0.0, guess=4.0)
+    assert learner.goal(0.0) is None  # growing: nothing to aim at
+    learner.likely = (4.0, 4.2)
+    goal = learner.goal(0.0)
+    assert goal is not None and 4.0 < goal < 4.1
+    learner.on_success(0.5, 1.0)
+    rate = learner.rate(100.0)
+    assert rate is not None and rate == pytest.approx(goal)
+    learner.on_throttle(101.0, 101.0, rate, 0.0)  # refused inside it: refitted later
+    assert learner.likely is None and learner.top == pytest.approx(rate)

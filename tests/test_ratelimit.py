@@ -444,11 +444,13 @@ async def test_closed_loop_learns_a_hintless_rate_limit(rpm: float) -> None:
     429s and the pace ends close under it. At 240 rpm a bare 429 with two
     in flight once read as a parallel cap of one (0.83 of the limit), and
     a floor from two 429s 0.8 s apart paced the run at 0.32 of it; before
-    the bucket fit, a probe inside a bracket too wide to close cost a 5th."""
+    the bucket fit, a probe inside a bracket too wide to close cost a 5th,
+    and before the likely range of a whole-number burst, a climb into a
+    loose top a 4th (the target: 2% of 164 requests)."""
     server = ModelServer(FakeClock(), rpm=rpm)
     _, limiter = await closed_loop(server, 164)
-    assert server.refused <= 4
-    assert server.ratio() > 0.94
+    assert server.refused <= 3
+    assert server.ratio() > 0.95
     assert limiter.rate_rpm is not None and 0.9 * rpm < limiter.rate_rpm < 1.05 * rpm
     assert limiter.learned.learner is None  # requests are what is limited, not tokens
 
@@ -459,16 +461,18 @@ async def test_closed_loop_learns_a_hintless_token_limit() -> None:
     """60k tokens per minute metered on usage (100-600 tokens a request),
     bare 429s: slow start puts the server in debt, and the first request
     after the pause is refused too; the limiter reads that as tokens, waits
-    the debt out and paces tokens, serving at least 0.92 of the limit with
-    2% of requests refused (paced by requests until two 429s came at a
-    request rate already proven, it once spent 5%, and 7% in the bench)."""
+    the debt out and paces tokens, serving at least 0.95 of the limit with
+    three requests refused (paced by requests until two 429s came at a
+    request rate already proven, it once spent 5%, and 7% in the bench;
+    a debt reckoned a little short once undid the reading, and a climb
+    with no likely range overshot the limit by a quarter)."""
     tpm = 60_000.0
     server = ModelServer(FakeClock(), tpm=tpm)
     _, limiter = await closed_loop(server, 400)
     start, end = server.accepted[0], server.used[-1][0]
     served = (sum(n for _, n in server.used) - tpm / 60) / (end - start) * 60
-    assert served >= 0.92 * tpm
-    assert server.refused <= 0.02 * 400
+    assert served >= 0.95 * tpm
+    assert server.refused <= 3
     assert limiter.learned.learner is not None and limiter.tokens is not None
 
 

@@ -32,6 +32,7 @@ with another client, or a limit that changed, costs one refit.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections import deque
 from collections.abc import Sequence
@@ -47,6 +48,10 @@ BAND_MARGIN = 1.1
 """Capacities tried around the band found last time (this much wider)."""
 EDGE_STEPS = 6
 """Bisection steps on each edge of the feasible capacities."""
+WHOLE_SLACK = 0.02
+"""A feasible capacity this close to a whole number counts as that number."""
+FILL_STEPS = 16
+"""Interpolated capacities between neighbouring slices (`Region._filled`)."""
 MAX_EVENTS = 500
 """Events replayed at most: beyond, the replay re-anchors at a later refusal."""
 
@@ -81,6 +86,48 @@ class Region(NamedTuple):
         """The greatest rate any feasible bucket has (None: no upper bound)."""
         hi = max(s.hi for s in self.slices)
         return hi if hi < RATE_RANGE[self.kind][1] else None
+
+    def whole(self) -> tuple[float, float] | None:
+        """The rates feasible for the one whole-number capacity inside the
+        feasible ones (None: none or several). Request buckets are set in
+        whole requests (a gateway's ``burst``, a limiter's ``max_tokens``),
+        and the feasible rate falls steeply with the capacity, so this is
+        a far narrower estimate than [lo, hi): a likely range, not a bound."""
+        first, last = self.slices[0].burst, self.slices[-1].burst
+        whole = math.ceil(first - WHOLE_SLACK)
+        if whole > last + WHOLE_SLACK or whole + 1 <= last + WHOLE_SLACK:
+            return None
+        at = min(max(float(whole), first), last)
+        s = min(self._filled(), key=lambda s: abs(s.burst - at))
+        return s.lo, s.hi
+
+    def windowed(self, windows_s: Sequence[float]) -> tuple[float, float] | None:
+        """The rates whose bucket holds one of ``windows_s`` of the rate
+        and explains every answer, when exactly one window does (None:
+        none or several). Token buckets are sized as a window of their
+        rate (a second, a minute): a likely range, not a bound."""
+        found = []
+        for window in windows_s:
+            rates = [s.burst / window for s in self._filled() if s.lo <= s.burst / window < s.hi]
+            if rates:
+                found.append((min(rates), max(rates)))
+        return found[0] if len(found) == 1 else None
+
+    def _filled(self) -> list[Slice]:
+        """The slices with FILL_STEPS more between neighbours, interpolated
+        (the rates run nearly straight between grid capacities)."""
+        out = [self.slices[0]]
+        for a, b in itertools.pairwise(self.slices):
+            for k in range(1, FILL_STEPS + 1):
+                w = k / FILL_STEPS
+                out.append(
+                    Slice(
+                        a.burst + w * (b.burst - a.burst),
+                        a.lo + w * (b.lo - a.lo),
+                        a.hi + w * (b.hi - a.hi),
+                    )
+                )
+        return out
 
     def typical(self) -> float:
         """The middle of the median slice (capacities on a log grid): an

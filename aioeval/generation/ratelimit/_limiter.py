@@ -43,7 +43,7 @@ from ._fit import Fits, Region
 from ._hints import RateHeaders, pause_for
 from ._pace import CLOSE, HINT_MARGIN, Pace, RateLearner
 from ._parallel import ParallelCap
-from ._tokens import Ask, LearnedTokens, TokenBudget, TpmCounts
+from ._tokens import TOKEN_WINDOWS_S, Ask, LearnedTokens, TokenBudget, TpmCounts
 
 PAUSE_MARGIN = (0.02, 0.02)
 """A server's pause is extended by 20 ms plus 2%, so a probe does not land early."""
@@ -281,8 +281,10 @@ class RateLimiter:
         requests, usage = self.fitted
         if self.learned.learner is not None:
             if usage is not None:
+                self.learned.learner.likely = usage.windowed(TOKEN_WINDOWS_S)
                 self.learned.learner.bound(usage.lo, usage.hi)
         elif requests is not None and requests.depth < DEEP:
+            self.pace.learner.likely = requests.whole()
             self.pace.learner.bound(requests.lo, requests.hi)
         return requests, usage
 
@@ -325,11 +327,15 @@ class RateLimiter:
         sent_at = permit.started_at
         alone = self.refused_alone(permit)
         if learned.requests is not None and alone and not learned.confirmed:
-            # Refused alone again after the debt was waited out: no debt
-            # (a window used up, say). Back to requests.
-            self.pace.learner, self.tokens = learned.undo(), None
-            for p in self.out.values():
-                p.tokens = 0
+            # Refused alone again after the debt was waited out: the debt was
+            # deeper than reckoned (the token pace is lowered below), or, the
+            # second time, there is none (a window used up, say): back to
+            # requests.
+            if learned.doubted:
+                self.pace.learner, self.tokens = learned.undo(), None
+                for p in self.out.values():
+                    p.tokens = 0
+            learned.doubted = True
         if learned.learner is not None:
             paced = learned.learner.rate(sent_at)
             served = learned.served(now) or 0.0

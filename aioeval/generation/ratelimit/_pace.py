@@ -39,6 +39,12 @@ CLOSE = 0.9
 """With the proven floor this close under the refused level, the pace
 stays at the floor: a probe above could gain at most a few percent, and
 would cost a 429."""
+LIKELY_SHARE = (0.3, 0.75)
+LIKELY_NARROW = 1.1
+"""With a likely range known (`RateLearner.likely`), the goal lies
+LIKELY_SHARE[0] into it when its ends are within LIKELY_NARROW of each
+other (close under the rate, with no probe), else LIKELY_SHARE[1] (a
+probe that proves its middle or narrows the range with a 429)."""
 SPLIT = (0.5, 0.75)
 SETTLE_S = 10.0
 """With both known, the goal starts SPLIT[0] of the way from the floor to
@@ -145,12 +151,22 @@ class RateLearner:
         slows to GROWTH_PAST_GUESS beyond it."""
         self.close = CLOSE
         """Within this share of the top, the floor is the goal (see CLOSE)."""
+        self.likely: tuple[float, float] | None = None
+        """The rates the bucket fit finds for a whole-number capacity
+        (`_fit.Region.whole`): where the goal goes while it is known."""
         self.lowered = 0
         self.served = 0
         self.served_weight = 0.0
         self.first_ok: float | None = None
 
     def goal(self, dt: float) -> float | None:
+        if self.likely is not None:
+            lo, hi = self.likely
+            share = LIKELY_SHARE[0] if hi <= LIKELY_NARROW * lo else LIKELY_SHARE[1]
+            goal = lo + share * (hi - lo)
+            if self.top is not None:
+                goal = min(goal, TARGET * self.top)
+            return max(self.floor or 0.0, goal)
         if self.top is None:
             return None
         top = self.top * (1.0 + PROBE_STEP * math.floor(dt / PROBE_EVERY_S))
@@ -316,6 +332,7 @@ class RateLearner:
             return True
         if paced is not None:
             self.top = paced if self.top is None else min(self.top, paced)
+            self.likely = None  # refitted after every bare 429
             if self.floor is not None and self.floor > self.top:
                 self.floor = None  # the server slowed down: forget the old bound
         backoff = BACKOFF if paced is not None else UNPACED_BACKOFF

@@ -136,6 +136,9 @@ USAGE_WINDOW_S = 10.0
 TOKEN_WINDOW_S = 1.0
 """A token bucket learned from bare 429s is first taken to hold this much
 of its rate (`_fit.Region.sized`)."""
+TOKEN_WINDOWS_S = (1.0, 60.0)
+"""Windows a server sizes its token bucket as (`_fit.Region.windowed`):
+the rates a fit allows for one of them are the learner's likely range."""
 CLOSE_TOKENS = 0.85
 """`RateLearner.close` for learned tokens: a refused token pace overshoots
 the limit by more than a request pace does (a deep bucket drains slowly),
@@ -157,8 +160,8 @@ class LearnedTokens:
     not come back in a request's time: debt). `begin` then starts a usage
     budget at a bucket the answers allow, at the level that bucket would
     hold now, and a `RateLearner` in tokens per second; a reading on debt
-    that the next probe refutes as well is undone (`undo`): a window used
-    up refuses every probe too."""
+    that the next two probes refute as well is undone (`undo`): a window
+    used up refuses every probe, a debt reckoned a little short one."""
 
     def __init__(self) -> None:
         self.usage: deque[tuple[float, int]] = deque(maxlen=4096)
@@ -170,6 +173,8 @@ class LearnedTokens:
         """A request sent after the reading succeeded: it stands."""
         self.refuted = False
         """A reading on debt was undone: no second one."""
+        self.doubted = False
+        """A probe after the debt was waited out was refused: one more undoes it."""
 
     def used(self, now: float, tokens: int) -> None:
         self.usage.append((now, tokens))
@@ -198,9 +203,11 @@ class LearnedTokens:
         learner = RateLearner()
         learner.close = CLOSE_TOKENS
         learner.begin(UNPACED_BACKOFF * rate, now, guess=rate)
+        learner.likely = usage.windowed(TOKEN_WINDOWS_S)
         learner.bound(usage.lo, usage.hi)
         assert learner.start is not None
         self.learner, self.requests, self.confirmed = learner, requests, False
+        self.doubted = False
         budget = TokenBudget(learner.start * 60.0, "usage", now)
         budget.credit = False  # a server in debt refuses: keep clear of it
         budget.bucket.level = min(budget.bucket.level, fit.level(now, BACKOFF * rate, burst))
