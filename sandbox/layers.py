@@ -26,7 +26,9 @@ Layer names are stable: they are recorded in summary.json.
                        cannot signal the template, and nothing outlives it.
     network-namespace  no interfaces up, loopback down: every connect fails.
     ipc-namespace      SysV objects are private to the template, capped, and
-                       removed after every candidate.
+                       removed after every candidate; a candidate that took
+                       ids retires its template (the id cursors would carry
+                       a count to the next one).
     landlock           writes only beneath the work root and to /dev/null;
                        reads and execution only beneath system and Python
                        directories; no TCP bind/connect; no signals or
@@ -42,6 +44,8 @@ Layer names are stable: they are recorded in summary.json.
                        CPU) per slot: a fork-and-spin candidate slows only
                        itself.
     disk-tmpfs         the work root is a private, size-capped tmpfs.
+    no-atime           reads change no access time (every mount noatime in
+                       the template's mount namespace).
     private-shm        /dev/shm and /dev/mqueue are empty and read-only:
                        other programs' POSIX shared memory is out of reach.
 
@@ -83,6 +87,7 @@ REQUIRED_ROOT = (
     "cgroup-cpu",
     "disk-tmpfs",
     "private-shm",
+    "no-atime",
     "subreaper",
 )
 # Directories a candidate may read and execute from (besides the work root
@@ -134,6 +139,8 @@ class Confinement:
     pid_init: bool = False
     """We are init of our own PID namespace: kill(-1) reaches every candidate."""
     ipc_private: bool = False
+    ipc_ids: namespaces.IpcIds | None = None
+    """Tells whether a candidate moved the SysV id cursors (see `ipc_used`)."""
     pids: namespaces.PidShuffle | None = None
     """Randomises each candidate's pid (see `namespaces.PidShuffle`)."""
     shared_root: str | None = None
@@ -214,6 +221,8 @@ def setup(
     out.slot = slot
     out.record("network-namespace", namespaces.network_namespace())
     out.ipc_private = out.record("ipc-namespace", namespaces.ipc_namespace(memory_mb))
+    if out.ipc_private:
+        out.ipc_ids = namespaces.IpcIds()
     interpreter = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(__file__)]
     code_dirs = [d for d in (*interpreter, *site_dirs) if os.path.isdir(d)]
     mounts = _mounts(out, work_root, disk_mb, code_dirs)
@@ -227,6 +236,8 @@ def setup(
     for ctrl in cgroups.CONTROLLERS:
         out.record(cgroups.LAYERS[ctrl], slot.problems.get(ctrl))
     out.record("seccomp", seccomp_filter.install())
+    # Last, so every mount made above is covered.
+    out.record("no-atime", mounts or namespaces.no_atime())
     if out.uid is None:
         out.shared_root = work_root
     return out
@@ -294,6 +305,12 @@ def clear(conf: Confinement) -> int:
     if conf.shared_root is not None:
         _empty(conf.shared_root)
     return killed
+
+
+def ipc_used(conf: Confinement) -> bool:
+    """Did the last candidate take SysV ids? Then its template must be
+    retired: the namespace's id cursors would tell the next one how many."""
+    return conf.ipc_ids is not None and conf.ipc_ids.moved()
 
 
 def _empty(root: str) -> None:

@@ -9,6 +9,7 @@ candidate left no SysV object behind.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import select
 import signal
@@ -26,6 +27,12 @@ MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_NOATIME = 0x10
+MOUNT_ATTR__ATIME = 0x70
+IPC_PRIVATE = 0
 
 # SysV IPC: ctl commands, and the per-namespace sysctls that bound what a
 # candidate can create (used where no memory cgroup charges it).
@@ -78,6 +85,23 @@ def mount_namespace() -> str | None:
         return problem
     if int(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)) != 0:
         return f"cannot make mounts private: {_errno_text()}"
+    return None
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in ("set", "clr", "propagation", "userns")]
+
+
+def no_atime() -> str | None:
+    """Every mount of our namespace ``noatime``: a read sets a file's access
+    time (relatime: once a day per file) on the host's filesystem, where the
+    next candidate, or a later run, could stat it, one bit per readable file.
+    Mounts made later (the work tmpfs, bind mounts) copy the flag."""
+    attr = _MountAttr(MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME, 0, 0)
+    size = ctypes.sizeof(attr)
+    args = (SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), size)
+    if int(_libc.syscall(*args)) != 0:
+        return f"cannot turn access times off: {_errno_text()}"
     return None
 
 
@@ -222,6 +246,67 @@ def _objects_in_use() -> int:
     if _libc.semctl(0, 0, IPC_INFO_CMDS["sem"], _INFO_REF) >= 0:
         total += _INFO.words[7]  # seminfo.semusz: sets in use
     return total
+
+
+class IpcIds:
+    """Whether a candidate moved the namespace's SysV id cursors.
+
+    Ids come from a cursor per kind that removing the objects does not
+    reset: a candidate that creates and removes k queues moves the next
+    candidate's first id by k, a number it can read. After every candidate
+    the template creates and removes one object of each kind; when an id is
+    not the one its own probes alone lead to, someone else moved the cursor
+    and the template is retired (the next candidate gets a fresh namespace).
+
+    Alone, our probes advance an id by one, except that the index cycles
+    (over 64 slots on current kernels) and each new cycle starts at index 0
+    with the sequence number one up; `LEARN` probes at start find where
+    (without two cycles seen, any jump counts as moved: a needless retire,
+    never a missed one).
+    """
+
+    LEARN = 160
+
+    def __init__(self) -> None:
+        seen = [self._probe() for _ in range(self.LEARN)]
+        self.last = seen[-1]
+        # Per kind: where cycles end (the id before a jump), the jump there,
+        # and the distance from one cycle's end to the next (two cycles seen).
+        self.wraps: list[tuple[int, int, int] | None] = []
+        for kind in range(3):
+            ids = [probe[kind] for probe in seen]
+            ends = [a for a, b in itertools.pairwise(ids) if b != a + 1]
+            wrap = None
+            if len(ends) >= 2:
+                end = ends[0]
+                wrap = (end, ids[ids.index(end) + 1] - end, ends[1] - end)
+            self.wraps.append(wrap)
+
+    @staticmethod
+    def _probe() -> tuple[int, int, int]:
+        shm = int(_libc.shmget(IPC_PRIVATE, ctypes.c_size_t(1), 0o600))
+        _libc.shmctl(shm, IPC_RMID, None)
+        msg = int(_libc.msgget(IPC_PRIVATE, 0o600))
+        _libc.msgctl(msg, IPC_RMID, None)
+        sem = int(_libc.semget(IPC_PRIVATE, 1, 0o600))
+        _libc.semctl(sem, 0, IPC_RMID)
+        return shm, msg, sem
+
+    def _next(self, kind: int, last: int) -> int:
+        wrap = self.wraps[kind]
+        if wrap is not None:
+            end, jump, span = wrap
+            if span > 0 and last >= end and (last - end) % span == 0:
+                return last + jump
+        return last + 1
+
+    def moved(self) -> bool:
+        """Did anything but our probes take ids since the last call? (Six
+        syscalls; a failed probe counts as moved.)"""
+        now = self._probe()
+        expected = tuple(self._next(kind, last) for kind, last in enumerate(self.last))
+        self.last = now
+        return now != expected or min(now) < 0
 
 
 def remove_ipc_objects() -> int:

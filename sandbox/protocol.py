@@ -210,6 +210,10 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """On the template's stdout: raw bytes of the output tail that follow this
     frame (the engine fills ``output_tail`` from them). The template keeps
     them only in a buffer it wipes, like programs (see `JobHead`)."""
+    retire: bool = False
+    """The child left state in the template's namespaces that could reach
+    the next candidate (SysV id cursors): the template exits after this
+    frame and the engine starts a fresh one for the next job."""
 
 
 # --- engine <-> verifier -------------------------------------------------------

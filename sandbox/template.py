@@ -20,6 +20,8 @@ import struct
 import sys
 import time
 
+import msgspec
+
 try:
     from . import fairness, frames, harness, layers, protocol, reaper, verdict, workdir
 except ImportError:  # loaded as a top-level module inside the template
@@ -144,6 +146,7 @@ class Template:
             os.close(r)
         wall_ms = (time.perf_counter() - t0) * 1000.0
         self.cleanup(pid)
+        retire = layers.ipc_used(self.conf)
         # The whole tree's CPU (helpers nobody waited for included), never
         # less than what the child and the processes it waited for used.
         cpu_ms = max((usage.ru_utime + usage.ru_stime) * 1000.0, tree.used_ms())
@@ -163,7 +166,8 @@ class Template:
             report=harness.parse_report(data, token),
             tail_size=tail,
         )
-        return verdict.outcome(job, self.limits, ending)
+        out = verdict.outcome(job, self.limits, ending)
+        return msgspec.structs.replace(out, retire=True) if retire else out
 
     def _child(
         self,

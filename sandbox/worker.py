@@ -111,6 +111,8 @@ def serve(slot: template.Template, reader: frames.JobReader) -> None:
             frames.write_all(1, protocol.encode_frame(error))
             return
         slot.send(outcome)
+        if outcome.retire:
+            return  # the engine starts a fresh template for the next job
 
 
 if __name__ == "__main__":

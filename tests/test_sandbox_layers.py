@@ -233,14 +233,16 @@ def test_unprivileged_engine_uses_a_user_namespace() -> None:
     # What it could not get is said: missing, in summary.json, at the end of
     # the CLI run, and strict refuses.
     # vm.memfd_noexec needs privilege too (the candidates' own output file
-    # is sealed against execution all the same).
+    # is sealed against execution all the same), and so does turning access
+    # times off on mounts a user namespace inherits (their flags are locked).
     cgroup_layers = ["cgroup-memory", "cgroup-pids", "cgroup-cpu"]
-    assert report["missing"] == ["memfd-noexec", *cgroup_layers], report
+    assert report["missing"] == ["memfd-noexec", *cgroup_layers, "no-atime"], report
     code, stderr, isolation, missing = report["cli"]
-    assert code == 0 and missing == ["memfd-noexec", *cgroup_layers], report
+    assert code == 0 and missing == ["memfd-noexec", *cgroup_layers, "no-atime"], report
     assert not set(cgroup_layers) & set(isolation), report
     assert (
-        "lacked isolation layers: memfd-noexec, cgroup-memory, cgroup-pids, cgroup-cpu" in stderr
+        "lacked isolation layers: memfd-noexec, cgroup-memory, cgroup-pids, cgroup-cpu, no-atime"
+        in stderr
     ), report
     assert report["strict"].startswith("isolation=strict refused: memfd-noexec"), report
 

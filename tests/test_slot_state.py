@@ -200,3 +200,57 @@ def test_a_forged_reason_is_bounded(tmp_path: Path) -> None:
     assert row["status"] == "error" and len(row["reason"]) <= 2000
     assert (tmp_path / "r" / "results.jsonl").stat().st_size < 100_000
     assert load_problems()[0].id == "HumanEval/0"
+
+
+def test_sysv_ids_carry_no_count_to_the_next_candidate() -> None:
+    """SysV ids come from a cursor in the IPC namespace that removing the
+    objects does not reset: creating and removing k queues moves the next
+    candidate's first id by k, a number it can read. Whatever the previous
+    candidate did, the next one's first ids are the same."""
+    look = """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        ids = [libc.shmget(0, 1, 0o1600), libc.msgget(0, 0o1600), libc.semget(0, 1, 0o1600)]
+        assert min(ids) >= 0, ctypes.get_errno()
+        print(*ids)
+        """
+    mark = """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        for _ in range(37):
+            libc.shmctl(libc.shmget(0, 1, 0o1600), 0, None)
+            libc.msgctl(libc.msgget(0, 0o1600), 0, None)
+            libc.semctl(libc.semget(0, 1, 0o1600), 0, 0)
+        """
+    outs = _run_in_order(look, mark, look)
+    assert all(o.status == "passed" for o in outs), outs
+    assert outs[0].output_tail == outs[2].output_tail, (outs[0].output_tail, outs[2].output_tail)
+
+
+def test_reading_a_file_leaves_no_mark_in_its_access_time() -> None:
+    """A read updates the file's access time (relatime: once a day per file)
+    on a filesystem mounted with atime updates, where the next candidate, a
+    later run, can stat it: one bit per readable file. In the template's
+    mount namespace nothing candidates read changes an access time."""
+    probe = """
+        import glob, os
+        files = glob.glob("/usr/share/*/*") + glob.glob("/usr/share/*/*/*")
+        # relatime updates an access time that is not newer than the
+        # modification time: make sure some files qualify.
+        stale = []
+        for path in files:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if os.path.isfile(path) and st.st_size and st.st_atime <= st.st_mtime:
+                stale.append(path)
+        assert stale, "no file with an access time that a read would update"
+        for path in stale[:50]:
+            before = os.stat(path).st_atime_ns
+            with open(path, "rb") as fh:
+                fh.read(1)
+            assert os.stat(path).st_atime_ns == before, path
+        """
+    (out,) = _run_in_order(probe, limits=Limits(cpu_s=5.0, wall_s=20.0, memory_mb=512))
+    assert out.status == "passed", out

@@ -157,6 +157,8 @@ class Slot:
                 )
         if out.id != job_id:
             raise SandboxError("sandbox protocol out of step")
+        if out.retire:
+            self.broken = True  # the template exits: the next job gets a fresh one
         return out
 
     async def _run_checked(self, job_id: int, task: Checked) -> Outcome:
