@@ -141,6 +141,8 @@ class Confinement:
     ipc_private: bool = False
     ipc_ids: namespaces.IpcIds | None = None
     """Tells whether a candidate moved the SysV id cursors (see `ipc_used`)."""
+    net_counters: namespaces.NetCounters | None = None
+    """Tells whether a candidate moved the network counters (see `net_used`)."""
     pids: namespaces.PidShuffle | None = None
     """Randomises each candidate's pid (see `namespaces.PidShuffle`)."""
     shared_root: str | None = None
@@ -219,7 +221,8 @@ def setup(
         out.uid = UID_BASE + out.host_pid
     cgroups.join(slot)
     out.slot = slot
-    out.record("network-namespace", namespaces.network_namespace())
+    if out.record("network-namespace", namespaces.network_namespace()):
+        out.net_counters = namespaces.NetCounters()
     out.ipc_private = out.record("ipc-namespace", namespaces.ipc_namespace(memory_mb))
     if out.ipc_private:
         out.ipc_ids = namespaces.IpcIds()
@@ -311,6 +314,12 @@ def ipc_used(conf: Confinement) -> bool:
     """Did the last candidate take SysV ids? Then its template must be
     retired: the namespace's id cursors would tell the next one how many."""
     return conf.ipc_ids is not None and conf.ipc_ids.moved()
+
+
+def net_used(conf: Confinement) -> bool:
+    """Did the last candidate move the network namespace's counters? Then
+    its template must be retired: the next candidate could read them."""
+    return conf.net_counters is not None and conf.net_counters.moved()
 
 
 def _empty(root: str) -> None:

@@ -309,6 +309,40 @@ class IpcIds:
         return now != expected or min(now) < 0
 
 
+class NetCounters:
+    """Whether a candidate moved the network namespace's counters.
+
+    The namespace is the template's, shared by its candidates, and its
+    statistics (``/proc/net/snmp``: a UDP send with no route counts in
+    ``OutNoRoutes``) are readable by each: k sends are a number the next
+    candidate reads. Nothing but a candidate's network calls moves them (no
+    interface is up), so after every candidate the template compares them
+    with the last reading; when they moved, the template is retired and
+    the next candidate gets a fresh namespace.
+    """
+
+    FILES = ("/proc/net/snmp", "/proc/net/snmp6", "/proc/net/netstat")
+
+    def __init__(self) -> None:
+        self.last = self._read()
+
+    def _read(self) -> bytes:
+        out = []
+        for path in self.FILES:
+            try:
+                with open(path, "rb") as f:
+                    out.append(f.read())
+            except OSError:
+                out.append(b"?")
+        return b"\0".join(out)
+
+    def moved(self) -> bool:
+        """Did the counters change since the last call?"""
+        now = self._read()
+        moved, self.last = now != self.last, now
+        return moved
+
+
 def remove_ipc_objects() -> int:
     """Remove every SysV object in our IPC namespace; return how many.
 

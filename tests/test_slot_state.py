@@ -254,3 +254,29 @@ def test_reading_a_file_leaves_no_mark_in_its_access_time() -> None:
         """
     (out,) = _run_in_order(probe, limits=Limits(cpu_s=5.0, wall_s=20.0, memory_mb=512))
     assert out.status == "passed", out
+
+
+def test_network_counters_carry_no_count_to_the_next_candidate() -> None:
+    """The template's network namespace keeps statistics every candidate can
+    read: k UDP sends with no route are ``OutNoRoutes`` k for the next one.
+    Whatever the previous candidate sent, the next one reads the same."""
+    look = """
+        import hashlib
+        with open("/proc/net/snmp") as f, open("/proc/net/snmp6") as g:
+            snmp, snmp6 = f.read(), g.read()
+        print(hashlib.sha256((snmp + snmp6).encode()).hexdigest())
+        print(*[line for line in snmp.splitlines() if line.startswith("Ip:")])
+        """
+    mark = """
+        import socket
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for _ in range(37):
+            try:
+                s.sendto(b"x", ("127.0.0.1", 9))
+            except OSError:
+                pass
+        """
+    outs = _run_in_order(look, mark, look)
+    assert all(o.status == "passed" for o in outs), outs
+    assert "OutNoRoutes" in (outs[0].output_tail or ""), outs[0]
+    assert outs[0].output_tail == outs[2].output_tail
