@@ -65,10 +65,11 @@ import sys
 from dataclasses import dataclass, field
 
 try:
-    from . import cgroups, landlock_rules, namespaces, reaper, seccomp_filter
+    from . import cgroups, landlock_rules, marks, namespaces, reaper, seccomp_filter
 except ImportError:  # loaded as a top-level module inside the template
     import cgroups  # type: ignore[no-redef,import-not-found]
     import landlock_rules  # type: ignore[no-redef,import-not-found]
+    import marks  # type: ignore[no-redef,import-not-found]
     import namespaces  # type: ignore[no-redef,import-not-found]
     import reaper  # type: ignore[no-redef,import-not-found]
     import seccomp_filter  # type: ignore[no-redef,import-not-found]
@@ -139,9 +140,9 @@ class Confinement:
     pid_init: bool = False
     """We are init of our own PID namespace: kill(-1) reaches every candidate."""
     ipc_private: bool = False
-    ipc_ids: namespaces.IpcIds | None = None
+    ipc_ids: marks.IpcIds | None = None
     """Tells whether a candidate moved the SysV id cursors (see `ipc_used`)."""
-    net_counters: namespaces.NetCounters | None = None
+    net_counters: marks.NetCounters | None = None
     """Tells whether a candidate moved the network counters (see `net_used`)."""
     pids: namespaces.PidShuffle | None = None
     """Randomises each candidate's pid (see `namespaces.PidShuffle`)."""
@@ -222,10 +223,10 @@ def setup(
     cgroups.join(slot)
     out.slot = slot
     if out.record("network-namespace", namespaces.network_namespace()):
-        out.net_counters = namespaces.NetCounters()
+        out.net_counters = marks.NetCounters()
     out.ipc_private = out.record("ipc-namespace", namespaces.ipc_namespace(memory_mb))
     if out.ipc_private:
-        out.ipc_ids = namespaces.IpcIds()
+        out.ipc_ids = marks.IpcIds()
     interpreter = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(__file__)]
     code_dirs = [d for d in (*interpreter, *site_dirs) if os.path.isdir(d)]
     mounts = _mounts(out, work_root, disk_mb, code_dirs)

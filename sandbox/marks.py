@@ -1,0 +1,113 @@
+"""Marks a candidate leaves in the template's namespaces for the next one.
+
+Some kernel state is per namespace, shared by the candidates of a slot,
+readable by each and not reset by removing what made it: the SysV id
+cursors, the network statistics. The template cannot wipe it, so it
+checks after every candidate whether it moved, and retires itself when it
+did (`layers.ipc_used`, `layers.net_used`): the next candidate gets fresh
+namespaces.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+
+IPC_PRIVATE = 0
+IPC_RMID = 0
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class IpcIds:
+    """Whether a candidate moved the namespace's SysV id cursors.
+
+    Ids come from a cursor per kind that removing the objects does not
+    reset: a candidate that creates and removes k queues moves the next
+    candidate's first id by k, a number it can read. After every candidate
+    the template creates and removes one object of each kind; when an id is
+    not the one its own probes alone lead to, someone else moved the cursor
+    and the template is retired (the next candidate gets a fresh namespace).
+
+    Alone, our probes advance an id by one, except that the index cycles
+    (over 64 slots on current kernels) and each new cycle starts at index 0
+    with the sequence number one up; `LEARN` probes at start find where
+    (without two cycles seen, any jump counts as moved: a needless retire,
+    never a missed one).
+    """
+
+    LEARN = 160
+
+    def __init__(self) -> None:
+        seen = [self._probe() for _ in range(self.LEARN)]
+        self.last = seen[-1]
+        # Per kind: where cycles end (the id before a jump), the jump there,
+        # and the distance from one cycle's end to the next (two cycles seen).
+        self.wraps: list[tuple[int, int, int] | None] = []
+        for kind in range(3):
+            ids = [probe[kind] for probe in seen]
+            ends = [a for a, b in itertools.pairwise(ids) if b != a + 1]
+            wrap = None
+            if len(ends) >= 2:
+                end = ends[0]
+                wrap = (end, ids[ids.index(end) + 1] - end, ends[1] - end)
+            self.wraps.append(wrap)
+
+    @staticmethod
+    def _probe() -> tuple[int, int, int]:
+        shm = int(_libc.shmget(IPC_PRIVATE, ctypes.c_size_t(1), 0o600))
+        _libc.shmctl(shm, IPC_RMID, None)
+        msg = int(_libc.msgget(IPC_PRIVATE, 0o600))
+        _libc.msgctl(msg, IPC_RMID, None)
+        sem = int(_libc.semget(IPC_PRIVATE, 1, 0o600))
+        _libc.semctl(sem, 0, IPC_RMID)
+        return shm, msg, sem
+
+    def _next(self, kind: int, last: int) -> int:
+        wrap = self.wraps[kind]
+        if wrap is not None:
+            end, jump, span = wrap
+            if span > 0 and last >= end and (last - end) % span == 0:
+                return last + jump
+        return last + 1
+
+    def moved(self) -> bool:
+        """Did anything but our probes take ids since the last call? (Six
+        syscalls; a failed probe counts as moved.)"""
+        now = self._probe()
+        expected = tuple(self._next(kind, last) for kind, last in enumerate(self.last))
+        self.last = now
+        return now != expected or min(now) < 0
+
+
+class NetCounters:
+    """Whether a candidate moved the network namespace's counters.
+
+    The namespace is the template's, shared by its candidates, and its
+    statistics (``/proc/net/snmp``: a UDP send with no route counts in
+    ``OutNoRoutes``) are readable by each: k sends are a number the next
+    candidate reads. Nothing but a candidate's network calls moves them (no
+    interface is up), so after every candidate the template compares them
+    with the last reading; when they moved, the template is retired and
+    the next candidate gets a fresh namespace.
+    """
+
+    FILES = ("/proc/net/snmp", "/proc/net/snmp6", "/proc/net/netstat")
+
+    def __init__(self) -> None:
+        self.last = self._read()
+
+    def _read(self) -> bytes:
+        out = []
+        for path in self.FILES:
+            try:
+                with open(path, "rb") as f:
+                    out.append(f.read())
+            except OSError:
+                out.append(b"?")
+        return b"\0".join(out)
+
+    def moved(self) -> bool:
+        """Did the counters change since the last call?"""
+        now = self._read()
+        moved, self.last = now != self.last, now
+        return moved
