@@ -462,7 +462,7 @@ async def test_closed_loop_learns_a_hintless_token_limit() -> None:
     bare 429s: slow start puts the server in debt, and the first request
     after the pause is refused too; the limiter reads that as tokens, waits
     the debt out and paces tokens, serving at least 0.95 of the limit with
-    three requests refused (paced by requests until two 429s came at a
+    1% of requests refused (paced by requests until two 429s came at a
     request rate already proven, it once spent 5%, and 7% in the bench;
     a debt reckoned a little short once undid the reading, and a climb
     with no likely range overshot the limit by a quarter)."""
@@ -472,7 +472,7 @@ async def test_closed_loop_learns_a_hintless_token_limit() -> None:
     start, end = server.accepted[0], server.used[-1][0]
     served = (sum(n for _, n in server.used) - tpm / 60) / (end - start) * 60
     assert served >= 0.95 * tpm
-    assert server.refused <= 3
+    assert server.refused <= 0.01 * 400
     assert limiter.learned.learner is not None and limiter.tokens is not None
 
 
