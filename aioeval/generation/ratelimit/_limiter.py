@@ -14,7 +14,11 @@ that takes the time as an argument:
   request is retried at the next free slot whatever ``Retry-After`` says;
 - `_tokens.TokenBudget`: tpm counted as the server counts it, configured,
   stated in the headers, or learned from bare 429s (`_tokens.LearnedTokens`:
-  429s at a request rate already proven mean the limit is on tokens).
+  refusals only a usage-metered token bucket explains, or a server still in
+  debt after a 429's pause, mean the limit is on tokens);
+- `_fit.Fits`: every bucket that explains the run's answers; its bounds
+  narrow the learners' brackets, and its likely ranges (a whole-number
+  request burst, a token bucket sized as a window) set their goals.
 
 `RateLimiter` ties them to a `Clock`. On a rate 429 every sender pauses
 together until the server's hint (plus a small margin) or, without a hint,
