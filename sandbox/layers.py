@@ -141,9 +141,9 @@ class Confinement:
     """We are init of our own PID namespace: kill(-1) reaches every candidate."""
     ipc_private: bool = False
     ipc_ids: marks.IpcIds | None = None
-    """Tells whether a candidate moved the SysV id cursors (see `ipc_used`)."""
+    """Tells whether a candidate moved the SysV id cursors (see `marked`)."""
     net_counters: marks.NetCounters | None = None
-    """Tells whether a candidate moved the network counters (see `net_used`)."""
+    """Tells whether a candidate moved the network counters (see `marked`)."""
     pids: namespaces.PidShuffle | None = None
     """Randomises each candidate's pid (see `namespaces.PidShuffle`)."""
     shared_root: str | None = None
@@ -311,16 +311,13 @@ def clear(conf: Confinement) -> int:
     return killed
 
 
-def ipc_used(conf: Confinement) -> bool:
-    """Did the last candidate take SysV ids? Then its template must be
-    retired: the namespace's id cursors would tell the next one how many."""
-    return conf.ipc_ids is not None and conf.ipc_ids.moved()
-
-
-def net_used(conf: Confinement) -> bool:
-    """Did the last candidate move the network namespace's counters? Then
-    its template must be retired: the next candidate could read them."""
-    return conf.net_counters is not None and conf.net_counters.moved()
+def marked(conf: Confinement) -> bool:
+    """Did the last candidate move the SysV id cursors or the network
+    counters (`marks`)? Then its template must be retired: the next
+    candidate could read them. Every probe is asked each time, so each
+    keeps its reading current."""
+    probes = [p for p in (conf.ipc_ids, conf.net_counters) if p is not None]
+    return any([p.moved() for p in probes])
 
 
 def _empty(root: str) -> None:

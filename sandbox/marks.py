@@ -4,7 +4,7 @@ Some kernel state is per namespace, shared by the candidates of a slot,
 readable by each and not reset by removing what made it: the SysV id
 cursors, the network statistics. The template cannot wipe it, so it
 checks after every candidate whether it moved, and retires itself when it
-did (`layers.ipc_used`, `layers.net_used`): the next candidate gets fresh
+did (`layers.marked`): the next candidate gets fresh
 namespaces.
 """
 
@@ -13,9 +13,12 @@ from __future__ import annotations
 import ctypes
 import itertools
 
+try:
+    from .namespaces import IPC_RMID, _libc
+except ImportError:  # loaded as a top-level module inside the template
+    from namespaces import IPC_RMID, _libc  # type: ignore[no-redef,import-not-found]
+
 IPC_PRIVATE = 0
-IPC_RMID = 0
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class IpcIds:

@@ -212,8 +212,8 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     them only in a buffer it wipes, like programs (see `JobHead`)."""
     retire: bool = False
     """The child left state in the template's namespaces that could reach
-    the next candidate (SysV id cursors): the template exits after this
-    frame and the engine starts a fresh one for the next job."""
+    the next candidate (SysV id cursors, network counters): the template
+    exits after this frame and the engine starts a fresh one for the next job."""
 
 
 # --- engine <-> verifier -------------------------------------------------------

@@ -146,9 +146,7 @@ class Template:
             os.close(r)
         wall_ms = (time.perf_counter() - t0) * 1000.0
         self.cleanup(pid)
-        # Both asked every time: each keeps its reading up to date.
-        ipc, net = layers.ipc_used(self.conf), layers.net_used(self.conf)
-        retire = ipc or net
+        retire = layers.marked(self.conf)
         # The whole tree's CPU (helpers nobody waited for included), never
         # less than what the child and the processes it waited for used.
         cpu_ms = max((usage.ru_utime + usage.ru_stime) * 1000.0, tree.used_ms())

@@ -106,9 +106,9 @@ class Region(NamedTuple):
         and explains every answer, when exactly one window does (None:
         none or several). Token buckets are sized as a window of their
         rate (a second, a minute): a likely range, not a bound."""
-        found = []
+        filled, found = self._filled(), []
         for window in windows_s:
-            rates = [s.burst / window for s in self._filled() if s.lo <= s.burst / window < s.hi]
+            rates = [s.burst / window for s in filled if s.lo <= s.burst / window < s.hi]
             if rates:
                 found.append((min(rates), max(rates)))
         return found[0] if len(found) == 1 else None

@@ -285,11 +285,9 @@ class RateLimiter:
         requests, usage = self.fitted
         if self.learned.learner is not None:
             if usage is not None:
-                self.learned.learner.likely = usage.windowed(TOKEN_WINDOWS_S)
-                self.learned.learner.bound(usage.lo, usage.hi)
+                self.learned.learner.bound(usage.lo, usage.hi, usage.windowed(TOKEN_WINDOWS_S))
         elif requests is not None and requests.depth < DEEP:
-            self.pace.learner.likely = requests.whole()
-            self.pace.learner.bound(requests.lo, requests.hi)
+            self.pace.learner.bound(requests.lo, requests.hi, requests.whole())
         return requests, usage
 
     def _on_429(self, permit: Permit, now: float, hints: RateHeaders) -> Throttle:

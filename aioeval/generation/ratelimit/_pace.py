@@ -152,8 +152,9 @@ class RateLearner:
         self.close = CLOSE
         """Within this share of the top, the floor is the goal (see CLOSE)."""
         self.likely: tuple[float, float] | None = None
-        """The rates the bucket fit finds for a whole-number capacity
-        (`_fit.Region.whole`): where the goal goes while it is known."""
+        """The rates the bucket fit finds likely (`_fit.Region.whole` for
+        requests, `_fit.Region.windowed` for tokens): where the goal goes
+        while it is known (set by `bound`)."""
         self.lowered = 0
         self.served = 0
         self.served_weight = 0.0
@@ -272,10 +273,14 @@ class RateLearner:
         self.since, self.grow_from, self.ok_since = now, None, False
         self.refused_again = False
 
-    def bound(self, lo: float | None, hi: float | None) -> None:
+    def bound(
+        self, lo: float | None, hi: float | None, likely: tuple[float, float] | None = None
+    ) -> None:
         """A fit of the server's bucket (`_fit.BucketFit`) proves lo <= R < hi
-        (None: no bound that side): the bracket narrows to it, and a start
-        above it comes down."""
+        (None: no bound that side) and finds ``likely`` rates (None: none):
+        the bracket narrows to it, the goal follows the likely range, and a
+        start above the goal comes down."""
+        self.likely = likely
         if hi is not None and (self.top is None or hi < self.top):
             # With no refused pace yet, a loose bound is no level to climb to.
             if self.top is not None or self.start is None or BACKOFF * hi <= self.start:

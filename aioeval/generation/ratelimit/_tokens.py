@@ -208,8 +208,7 @@ class LearnedTokens:
         learner = RateLearner()
         learner.close = CLOSE_TOKENS
         learner.begin(UNPACED_BACKOFF * rate, now, guess=rate)
-        learner.likely = usage.windowed(TOKEN_WINDOWS_S)
-        learner.bound(usage.lo, usage.hi)
+        learner.bound(usage.lo, usage.hi, usage.windowed(TOKEN_WINDOWS_S))
         assert learner.start is not None
         self.learner, self.requests, self.confirmed = learner, requests, False
         self.doubted = False
