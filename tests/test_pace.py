@@ -195,3 +195,21 @@ def test_a_likely_range_gives_a_goal_before_any_pace_was_refused() -> None:
     assert rate is not None and rate == pytest.approx(goal)
     learner.on_throttle(101.0, 101.0, rate, 0.0)  # refused inside it: refitted later
     assert learner.likely is None and learner.top == pytest.approx(rate)
+
+
+def test_learned_tokens_climb_from_the_likely_low_end_requests_from_their_start() -> None:
+    """A pace well under a token limit keeps the bucket full and proves
+    little, so a token learner starts at the likely range's low end (in the
+    virtual-time model, mean 0.967 of the limit instead of 0.961); a
+    request learner keeps its start (there it cost a 4th 429 at 240 rpm)."""
+    for from_likely, start in ((True, 6.0), (False, 4.0)):
+        learner = RateLearner()
+        learner.from_likely = from_likely
+        learner.begin(4.0, 0.0)
+        learner.bound(None, None, (6.0, 9.0))
+        assert learner.start == start
+        learner.top = 9.6  # refused at 9.6: the goal is TARGET x 9.6, under 9.5
+        learner.bound(None, None, (9.5, 9.8))
+        goal = learner.goal(0.0)
+        assert goal == pytest.approx(TARGET * 9.6)
+        assert learner.start == (goal if from_likely else 4.0)  # never past the goal

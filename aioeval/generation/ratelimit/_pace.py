@@ -155,6 +155,11 @@ class RateLearner:
         """The rates the bucket fit finds likely (`_fit.Region.whole` for
         requests, `_fit.Region.windowed` for tokens): where the goal goes
         while it is known (set by `bound`)."""
+        self.from_likely = False
+        """Climb from the likely range's low end, never from under it (learned
+        tokens: a pace well under the limit keeps the bucket full, and a full
+        bucket proves almost nothing, so a likely low end is proven only
+        slowly; set by `_tokens.LearnedTokens.begin`)."""
         self.lowered = 0
         self.served = 0
         self.served_weight = 0.0
@@ -298,6 +303,8 @@ class RateLearner:
             self.start = goal  # climb from inside the bracket, not above it
         if self.floor is not None:
             self.start = max(self.start, self.floor)
+        if self.from_likely and likely is not None:
+            self.start = max(self.start, min(goal, likely[0]))
 
     def on_throttle(
         self,

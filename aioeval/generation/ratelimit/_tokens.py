@@ -206,7 +206,7 @@ class LearnedTokens:
         repaid must not be refused too, which would undo the reading)."""
         rate, burst = usage.sized(TOKEN_WINDOW_S)
         learner = RateLearner()
-        learner.close = CLOSE_TOKENS
+        learner.close, learner.from_likely = CLOSE_TOKENS, True
         learner.begin(UNPACED_BACKOFF * rate, now, guess=rate)
         learner.bound(usage.lo, usage.hi, usage.windowed(TOKEN_WINDOWS_S))
         assert learner.start is not None
