@@ -7,6 +7,7 @@ import math
 import pytest
 
 from aioeval.generation.ratelimit._pace import (
+    APPROACH_S,
     BACKOFF,
     CLOSE,
     GROWTH,
@@ -17,6 +18,7 @@ from aioeval.generation.ratelimit._pace import (
     Bucket,
     RateLearner,
 )
+from aioeval.generation.ratelimit._tokens import APPROACH_TOKENS_S
 
 
 def test_bucket_refills_continuously_and_allows_debt() -> None:
@@ -213,3 +215,19 @@ def test_learned_tokens_climb_from_the_likely_low_end_requests_from_their_start(
         goal = learner.goal(0.0)
         assert goal == pytest.approx(TARGET * 9.6)
         assert learner.start == (goal if from_likely else 4.0)  # never past the goal
+
+
+def test_a_learner_closes_in_on_its_goal_at_its_own_pace() -> None:
+    """Learned tokens climb with a shorter time constant (APPROACH_TOKENS_S)."""
+    rates = []
+    for approach_s in (APPROACH_S, APPROACH_TOKENS_S):
+        learner = RateLearner()
+        learner.approach_s = approach_s
+        learner.begin(5.0, 0.0)
+        learner.likely = (9.0, 9.5)
+        learner.on_success(0.5, 1.0)  # the climb starts here
+        rates.append(learner.rate(2.0))
+        goal = learner.goal(1.0)
+        assert goal is not None and learner.rate(1.0 + 20 * approach_s) == pytest.approx(goal)
+    slow, fast = rates
+    assert slow is not None and fast is not None and 5.0 < slow < fast < 9.5

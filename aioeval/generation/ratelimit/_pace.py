@@ -155,6 +155,8 @@ class RateLearner:
         """The rates the bucket fit finds likely (`_fit.Region.whole` for
         requests, `_fit.Region.windowed` for tokens): where the goal goes
         while it is known (set by `bound`)."""
+        self.approach_s = APPROACH_S
+        """Time constant of the climb (`_tokens.APPROACH_TOKENS_S` for tokens)."""
         self.from_likely = False
         """Climb from the likely range's low end, never from under it (learned
         tokens: a pace well under the limit keeps the bucket full, and a full
@@ -194,7 +196,7 @@ class RateLearner:
             return max(self._grown(dt), self.floor or 0.0)
         if self.start >= goal:
             return self.start
-        return goal - (goal - self.start) * math.exp(-dt / APPROACH_S)
+        return goal - (goal - self.start) * math.exp(-dt / self.approach_s)
 
     def _grown(self, dt: float) -> float:
         """The pace ``dt`` after the climb began, with no refused pace known."""

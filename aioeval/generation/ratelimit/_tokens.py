@@ -148,6 +148,11 @@ CLOSE_TOKENS = 0.85
 """`RateLearner.close` for learned tokens: a refused token pace overshoots
 the limit by more than a request pace does (a deep bucket drains slowly),
 so a bracket this close is as good as the request learner's at CLOSE."""
+APPROACH_TOKENS_S = 1.0
+"""`RateLearner.approach_s` for learned tokens: a climb that starts at the
+likely range's low end gains by closing in on its goal faster (virtual-time
+model, 16 seeds: mean 0.970 of the limit at 1 s, 0.967 at APPROACH_S; at
+0.25 s a 4th 429 appeared)."""
 TOKEN_SPREAD = 2.0
 """Learned token pacing spaces requests at this many times the rate a
 typical request allows (`LearnedTokens.gap_s`)."""
@@ -207,6 +212,7 @@ class LearnedTokens:
         rate, burst = usage.sized(TOKEN_WINDOW_S)
         learner = RateLearner()
         learner.close, learner.from_likely = CLOSE_TOKENS, True
+        learner.approach_s = APPROACH_TOKENS_S
         learner.begin(UNPACED_BACKOFF * rate, now, guess=rate)
         learner.bound(usage.lo, usage.hi, usage.windowed(TOKEN_WINDOWS_S))
         assert learner.start is not None
