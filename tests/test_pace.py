@@ -205,8 +205,7 @@ def test_learned_tokens_climb_from_the_likely_low_end_requests_from_their_start(
     virtual-time model, mean 0.967 of the limit instead of 0.961); a
     request learner keeps its start (there it cost a 4th 429 at 240 rpm)."""
     for from_likely, start in ((True, 6.0), (False, 4.0)):
-        learner = RateLearner()
-        learner.from_likely = from_likely
+        learner = RateLearner(from_likely=from_likely)
         learner.begin(4.0, 0.0)
         learner.bound(None, None, (6.0, 9.0))
         assert learner.start == start
@@ -221,8 +220,7 @@ def test_a_learner_closes_in_on_its_goal_at_its_own_pace() -> None:
     """Learned tokens climb with a shorter time constant (APPROACH_TOKENS_S)."""
     rates = []
     for approach_s in (APPROACH_S, APPROACH_TOKENS_S):
-        learner = RateLearner()
-        learner.approach_s = approach_s
+        learner = RateLearner(approach_s=approach_s)
         learner.begin(5.0, 0.0)
         learner.likely = (9.0, 9.5)
         learner.on_success(0.5, 1.0)  # the climb starts here

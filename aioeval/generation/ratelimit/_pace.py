@@ -127,7 +127,9 @@ class RateLearner:
     rate that is only a measurement) it grows by GROWTH per second.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, close: float = CLOSE, approach_s: float = APPROACH_S, from_likely: bool = False
+    ) -> None:
         self.top: float | None = None
         self.floor: float | None = None
         self.start: float | None = None
@@ -149,15 +151,15 @@ class RateLearner:
         self.guess: float | None = None
         """An estimate of the rate (not a measurement): unpaced growth
         slows to GROWTH_PAST_GUESS beyond it."""
-        self.close = CLOSE
+        self.close = close
         """Within this share of the top, the floor is the goal (see CLOSE)."""
         self.likely: tuple[float, float] | None = None
         """The rates the bucket fit finds likely (`_fit.Region.whole` for
         requests, `_fit.Region.windowed` for tokens): where the goal goes
         while it is known (set by `bound`)."""
-        self.approach_s = APPROACH_S
+        self.approach_s = approach_s
         """Time constant of the climb (`_tokens.APPROACH_TOKENS_S` for tokens)."""
-        self.from_likely = False
+        self.from_likely = from_likely
         """Climb from the likely range's low end, never from under it (learned
         tokens: a pace well under the limit keeps the bucket full, and a full
         bucket proves almost nothing, so a likely low end is proven only

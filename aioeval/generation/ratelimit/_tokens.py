@@ -206,13 +206,12 @@ class LearnedTokens:
     ) -> TokenBudget:
         """Pace tokens from now on: a start under the rate of a feasible
         bucket sized as TOKEN_WINDOW_S of it (growth slows past that rate),
-        and a budget that holds no more than that bucket would hold now
+        or at the likely range's low end when the fit has one already, and
+        a budget that holds no more than that bucket would hold now
         (reckoned at a lower rate still: the first probe after the debt is
         repaid must not be refused too, which would undo the reading)."""
         rate, burst = usage.sized(TOKEN_WINDOW_S)
-        learner = RateLearner()
-        learner.close, learner.from_likely = CLOSE_TOKENS, True
-        learner.approach_s = APPROACH_TOKENS_S
+        learner = RateLearner(close=CLOSE_TOKENS, approach_s=APPROACH_TOKENS_S, from_likely=True)
         learner.begin(UNPACED_BACKOFF * rate, now, guess=rate)
         learner.bound(usage.lo, usage.hi, usage.windowed(TOKEN_WINDOWS_S))
         assert learner.start is not None
