@@ -161,9 +161,7 @@ class RateLearner:
         """Time constant of the climb (`_tokens.APPROACH_TOKENS_S` for tokens)."""
         self.from_likely = from_likely
         """Climb from the likely range's low end, never from under it (learned
-        tokens: a pace well under the limit keeps the bucket full, and a full
-        bucket proves almost nothing, so a likely low end is proven only
-        slowly; set by `_tokens.LearnedTokens.begin`)."""
+        tokens: a pace well under the limit leaves the bucket full, proving little)."""
         self.lowered = 0
         self.served = 0
         self.served_weight = 0.0
