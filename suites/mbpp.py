@@ -78,10 +78,10 @@ def child_program(problem: Problem, completion: str) -> str:
     return DISPATCH + problem.fields["test_setup_code"] + "\n" + completion
 
 
-def verifier_setup(tests: tuple[str, ...], setup: str) -> str:
+def verifier_setup(tests: tuple[str, ...], setup: str, code: str = "") -> str:
     """The trusted side's setup: imports the asserts reach, the problem's
     setup, and a stub per candidate function that calls through the proxy."""
-    plan = data.plan_tests(tests, setup)
+    plan = data.plan_tests(tests, setup, code)
     lines = [f"import {m}" for m in plan.modules]
     lines.append(setup)
     for name in plan.functions:
@@ -102,14 +102,17 @@ def driver(tests: tuple[str, ...]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _trusted_half(tests: tuple[str, ...], setup: str) -> tuple[str, str]:
+def _trusted_half(tests: tuple[str, ...], setup: str, code: str) -> tuple[str, str]:
     """(setup, driver) for the verifier, made once per problem: parsing and
     unparsing the asserts costs far more than a candidate's fork."""
-    return verifier_setup(tests, setup), driver(tests)
+    return verifier_setup(tests, setup, code), driver(tests)
 
 
 def checked_task(problem: Problem, completion: str) -> Checked:
-    setup, drive = _trusted_half(data.tests_of(problem), problem.fields["test_setup_code"])
+    fields = problem.fields
+    setup, drive = _trusted_half(
+        data.tests_of(problem), fields["test_setup_code"], fields.get("code", "")
+    )
     return Checked(
         program=child_program(problem, completion), entry=CALL, setup=setup, driver=drive
     )

@@ -79,13 +79,26 @@ def _parse(source: str, field: str) -> ast.Module:
         raise ValueError(f"{field}: not valid Python: {exc.msg} (line {exc.lineno})") from None
 
 
+def _defines(code: str) -> set[str]:
+    """Functions and classes the reference code defines at its top level
+    (none when it does not parse: only a reference run needs it to)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    return {node.name for node in tree.body if isinstance(node, kinds)}
+
+
 @functools.lru_cache(maxsize=4096)
-def plan_tests(tests: tuple[str, ...], setup: str) -> TestPlan:
-    """The `TestPlan` of a problem's asserts; ValueError names the field at fault."""
+def plan_tests(tests: tuple[str, ...], setup: str, code: str = "") -> TestPlan:
+    """The `TestPlan` of a problem's asserts; ValueError names the field at
+    fault. A builtin's name that the reference ``code`` defines (a task
+    whose function is called ``max``) is the solution's, not the builtin."""
     if not tests:
         raise ValueError("test_list: no tests")
     trees = [_parse(t, f"test_list[{i}]") for i, t in enumerate(tests)]
-    taken = _bound(_parse(setup, "test_setup_code")) | _BUILTINS
+    taken = _bound(_parse(setup, "test_setup_code")) | (_BUILTINS - _defines(code))
     for tree in trees:
         taken |= _bound(tree)
     modules: set[str] = set()
@@ -111,7 +124,7 @@ def tests_of(problem: Problem, field: str = "test_list") -> tuple[str, ...]:
 def _problem(row: _Row) -> Problem:
     for i, test in enumerate(row.challenge_test_list):
         _parse(test, f"challenge_test_list[{i}]")
-    plan_tests(tuple(row.test_list), row.test_setup_code)
+    plan_tests(tuple(row.test_list), row.test_setup_code, row.code)
     return Problem(
         id=str(row.task_id),
         fields={

@@ -71,6 +71,41 @@ def test_plan_finds_the_solutions_functions_and_the_modules_the_asserts_use() ->
     assert plan.functions == ("f", "g")
 
 
+MAX_ABS = row(
+    task_id="abs/1",
+    text="Write a function max that returns the largest absolute value in a list.",
+    code="import builtins\n\ndef max(xs):\n    return builtins.max(abs(x) for x in xs)\n",
+    test_list=["assert max([-5, 3]) == 5", "assert max([2, -1]) == 2"],
+)
+
+
+def test_a_function_named_like_a_builtin_is_the_solutions_when_the_code_defines_it() -> None:
+    tests, code = tuple(MAX_ABS["test_list"]), MAX_ABS["code"]
+    assert data.plan_tests(tests, "", code).functions == ("max",)
+    with pytest.raises(ValueError, match="no name the solution could define"):
+        data.plan_tests(tests, "")  # without the reference code, max is the builtin
+
+
+def test_a_builtin_named_task_is_scored_against_the_candidates_function(tmp_path: Path) -> None:
+    dataset = write_jsonl(tmp_path / "abs.jsonl", [MAX_ABS])
+    samples = write_jsonl(
+        tmp_path / "samples.jsonl",
+        [
+            {"task_id": "abs/1", "completion": MAX_ABS["code"]},
+            {"task_id": "abs/1", "completion": "x = 1\n"},  # leaves max to the builtin
+        ],
+    )
+    out = tmp_path / "run"
+    proc = aioeval(
+        "score", "--benchmark", "mbpp", "--dataset", str(dataset), "--samples", str(samples),
+        "--out", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    _, results = read_run(out)
+    assert [r.status for r in results] == ["passed", "failed"], [r.reason for r in results]
+    assert "max" in (results[1].reason or "")
+
+
 def test_strict_split_keeps_the_asserts_out_of_the_candidates_program() -> None:
     p = BY_ID["9"]
     task = checked_task(p, "def to_celsius(f):\n    return 0\n")
