@@ -24,6 +24,12 @@ What it refuses, and why:
   itself look starved by the machine (see `fairness`).
 - inotify and fanotify: Landlock does not cover watching, and a watch on a
   host directory names the files other programs create there.
+- setting a file's times or extended attributes: Landlock does not cover
+  them, and write permission is enough to stamp a world-writable host file
+  (``/dev/null``, ``/dev/zero``, ``/tmp`` itself) with "now", so its times
+  were a place for a candidate to leave marks that later candidates, other
+  slots and later runs read back (a search across samples that passed
+  without being right). Nothing a candidate writes in its own folder needs them.
 
 A syscall of another architecture (the i386 entry on x86-64) or an x32
 syscall kills the process: the numbers below would not apply to it.
@@ -107,6 +113,18 @@ DENIED = (
     "inotify_add_watch",
     "fanotify_init",
     "fanotify_mark",
+    "utime",
+    "utimes",
+    "futimesat",
+    "utimensat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "setxattrat",
+    "removexattrat",
 )
 
 
@@ -162,6 +180,18 @@ ARCHES = {
             "inotify_add_watch": 254,
             "fanotify_init": 300,
             "fanotify_mark": 301,
+            "utime": 132,
+            "utimes": 235,
+            "futimesat": 261,
+            "utimensat": 280,
+            "setxattr": 188,
+            "lsetxattr": 189,
+            "fsetxattr": 190,
+            "removexattr": 197,
+            "lremovexattr": 198,
+            "fremovexattr": 199,
+            "setxattrat": 463,
+            "removexattrat": 466,
         },
     ),
     "aarch64": Arch(
@@ -203,6 +233,15 @@ ARCHES = {
             "inotify_add_watch": 27,
             "fanotify_init": 262,
             "fanotify_mark": 263,
+            "utimensat": 88,
+            "setxattr": 5,
+            "lsetxattr": 6,
+            "fsetxattr": 7,
+            "removexattr": 14,
+            "lremovexattr": 15,
+            "fremovexattr": 16,
+            "setxattrat": 463,
+            "removexattrat": 466,
         },
     ),
 }
@@ -250,7 +289,7 @@ def build(arch: Arch) -> bytes:
     p.jump(JEQ, arch.nr["clone"], "clone")
     p.jump(JEQ, arch.nr["clone3"], "enosys")
     for name in DENIED:
-        if name in arch.nr:  # arm64 has no inotify_init, only inotify_init1
+        if name in arch.nr:  # arm64 has no inotify_init or utime, only their newer forms
             p.jump(JEQ, arch.nr[name], "eperm")
     p.stmt(RET, RET_ALLOW)
     p.label("socket")

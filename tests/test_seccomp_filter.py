@@ -244,3 +244,57 @@ async def test_kernel_surface_is_closed() -> None:
         assert_nothing_left(pool)
     finally:
         await pool.aclose()
+
+
+async def test_no_marks_on_host_file_times_or_attributes() -> None:
+    """Write permission is enough to stamp a world-writable host file with
+    "now" (a red-team search across samples kept its progress in the times
+    of /dev's device nodes and passed without being right): every way to
+    set times or extended attributes is refused, and nothing on the host
+    moves."""
+    devices = ("/dev/null", "/dev/zero", "/dev/full", "/dev/urandom")
+    before = {p: os.stat(p).st_mtime_ns for p in devices if os.path.exists(p)}
+    attack = f"""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        for path in {[*sorted(before), "/tmp"]!r}:  # /tmp: its times move with the host's files
+            try:
+                os.utime(path)
+            except PermissionError:
+                pass
+            else:
+                raise AssertionError(f"utime({{path}})")
+            assert libc.utimes(path.encode(), None) == -1 and ctypes.get_errno() == 1, path
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.utime(fd)
+            except PermissionError:
+                pass
+            else:
+                raise AssertionError(f"futimens({{path}})")
+            try:
+                os.setxattr(fd, "user.mark", b"1")
+            except PermissionError:
+                pass
+            else:
+                raise AssertionError(f"setxattr({{path}})")
+            finally:
+                os.close(fd)
+        # The candidate's own files still work.
+        with open("own.txt", "w") as f:
+            f.write("ok")
+        assert open("own.txt").read() == "ok"
+    """
+    pool = await _pool()
+    try:
+        out = await pool.run(textwrap.dedent(attack))
+        assert out.status == "passed", out
+        out = await pool.run(FOLLOWER)
+        assert out.status == "passed", out
+        assert_nothing_left(pool)
+    finally:
+        await pool.aclose()
+    assert {p: os.stat(p).st_mtime_ns for p in before} == before  # nothing on the host moved
