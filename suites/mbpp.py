@@ -78,7 +78,7 @@ def child_program(problem: Problem, completion: str) -> str:
     return DISPATCH + problem.fields["test_setup_code"] + "\n" + completion
 
 
-def verifier_setup(tests: tuple[str, ...], setup: str, code: str = "") -> str:
+def verifier_setup(tests: tuple[str, ...], setup: str, code: str) -> str:
     """The trusted side's setup: imports the asserts reach, the problem's
     setup, and a stub per candidate function that calls through the proxy."""
     plan = data.plan_tests(tests, setup, code)
