@@ -10,8 +10,8 @@ import random
 
 import pytest
 
+from aioeval.generation.ratelimit._bucket import Bucket
 from aioeval.generation.ratelimit._fit import BucketFit, Fits
-from aioeval.generation.ratelimit._pace import Bucket
 from aioeval.generation.ratelimit._replay import Event, Hull, Replay
 
 

@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+from aioeval.generation.ratelimit._bucket import Bucket
+from aioeval.generation.ratelimit._fit import BucketFit, Region, Slice
 from aioeval.generation.ratelimit._pace import (
     APPROACH_S,
     BACKOFF,
@@ -15,10 +17,14 @@ from aioeval.generation.ratelimit._pace import (
     SPAN_SLACK_S,
     TARGET,
     UNPACED_BACKOFF,
-    Bucket,
     RateLearner,
 )
-from aioeval.generation.ratelimit._tokens import APPROACH_TOKENS_S
+from aioeval.generation.ratelimit._tokens import (
+    APPROACH_TOKENS_S,
+    DEBT_SHARE,
+    DEBT_TOP_SHARE,
+    LearnedTokens,
+)
 
 
 def test_bucket_refills_continuously_and_allows_debt() -> None:
@@ -229,3 +235,42 @@ def test_a_learner_closes_in_on_its_goal_at_its_own_pace() -> None:
         assert goal is not None and learner.rate(1.0 + 20 * approach_s) == pytest.approx(goal)
     slow, fast = rates
     assert slow is not None and fast is not None and 5.0 < slow < fast < 9.5
+
+
+def test_learned_tokens_aim_at_an_untested_narrow_top() -> None:
+    """With no paced refusal yet, a narrow likely range's top came from the
+    slow start's refusals (a bound from above), so learned tokens aim at
+    TARGET of it: 0.3 into the range held the pace near 0.94 of the limit
+    for a whole run, as a 1 s bucket's admissions raise the low end only
+    slowly. Once a pace was refused, and for requests, 0.3 into it again."""
+    tokens, requests = RateLearner(from_likely=True), RateLearner()
+    for learner in (tokens, requests):
+        learner.begin(8.0, 0.0)
+        learner.bound(None, None, (9.2, 10.0))
+    assert tokens.goal(0.0) == pytest.approx(TARGET * 10.0)
+    assert requests.goal(0.0) == pytest.approx(9.2 + 0.3 * 0.8)
+    tokens.on_success(0.5, 1.0)
+    tokens.on_throttle(20.0, 20.0, 9.9, 0.0)  # refused at 9.9: the top is tested
+    tokens.bound(None, None, (9.2, 9.6))
+    assert tokens.goal(0.0) == pytest.approx(9.2 + 0.3 * 0.4)
+
+
+def test_a_debt_is_reckoned_at_no_less_than_a_share_of_the_windows_top() -> None:
+    """At the switch to tokens the 1 s window's rates run from a loose low
+    end (the admissions) to a tight top (the refusal that made the switch):
+    the debt is reckoned at DEBT_TOP_SHARE of that top, not at DEBT_SHARE
+    of the range's geometric middle, which waited the debt out up to 2.4 s
+    too long in the virtual-time model."""
+    wide = Region((Slice(381.0, 100.0, 2000.0), Slice(1000.0, 100.0, 1001.0)), "usage", 5000.0)
+    window = wide.windowed((1.0,))
+    assert window is not None and window[1] == pytest.approx(1000.0, rel=0.01)
+    middle = wide.sized(1.0)[0]
+    assert DEBT_SHARE * middle < DEBT_TOP_SHARE * window[1]  # the middle would be slower
+    fit = BucketFit("usage", 0.0)
+    fit.charged(0.5, 3000)  # the slow start's debt
+    budget = LearnedTokens().begin(wide, fit, RateLearner(), 1.0)
+    rate = DEBT_TOP_SHARE * window[1]
+    assert budget.bucket.rate == pytest.approx(rate)
+    reckoned = fit.level(1.0, rate, rate / DEBT_SHARE)
+    assert budget.bucket.level == pytest.approx(reckoned)
+    assert reckoned > fit.level(1.0, DEBT_SHARE * middle, wide.sized(1.0)[1])

@@ -11,9 +11,9 @@ about the limits, in every dialect servers use).
 
 from __future__ import annotations
 
+from ._bucket import Bucket
 from ._hints import Budget, RateHeaders, read_headers
 from ._limiter import Outcome, Permit, RateLimiter, Stalled, Throttle
-from ._pace import Bucket
 from ._tokens import Ask, TpmCounts, estimate_tokens
 
 __all__ = [

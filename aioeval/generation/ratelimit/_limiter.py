@@ -342,7 +342,9 @@ class RateLimiter:
             paced = learned.learner.rate(sent_at)
             served = learned.served(now) or 0.0
             lowered = learned.learner.on_throttle(sent_at, now, paced, served)
-            usage = None if hints.any else self._refit(now)[1]
+            # Refit at once: the climb back (1 s) would reach the refused pace
+            # before a refit due in REFIT_S, and the range tells it where to stop.
+            usage = None if hints.any else self._refit(now, fresh=True)[1]
             if usage is not None and self.tokens is not None:
                 learned.sync(self.tokens, usage, self.fits.usage, now)
             return lowered

@@ -14,6 +14,8 @@ import bisect
 import math
 from collections import deque
 
+from ._bucket import Bucket
+
 REQUEST_BURST = 1.25
 """Pacer capacity: one request plus a quarter interval of slack, so timer
 overshoot is not lost (the shortest gap is 3/4 of the interval, after idling)."""
@@ -44,7 +46,13 @@ LIKELY_NARROW = 1.1
 """With a likely range known (`RateLearner.likely`), the goal lies
 LIKELY_SHARE[0] into it when its ends are within LIKELY_NARROW of each
 other (close under the rate, with no probe), else LIKELY_SHARE[1] (a
-probe that proves its middle or narrows the range with a 429)."""
+probe that proves its middle or narrows the range with a 429). Learned
+tokens with no paced refusal yet go to TARGET of a narrow range's top:
+it comes from the slow start's refusals, which bound the rate from above,
+while a 1 s bucket's admissions raise the low end only slowly (after T s
+at a pace, about pace / T under it), so 0.3 into the range held the pace
+near 0.94 of the limit for the whole run (virtual-time model, 32 seeds:
+0.98 of a top that is too high costs one 429, which those seeds have spare)."""
 SPLIT = (0.5, 0.75)
 SETTLE_S = 10.0
 """With both known, the goal starts SPLIT[0] of the way from the floor to
@@ -72,43 +80,6 @@ SEND_WINDOW_S = 2.0
 SEND_MIN_S = 0.2
 """Unpaced, the rate the endpoint took is measured over this window, once
 this much time has passed since the first send."""
-
-
-class Bucket:
-    """A token bucket refilled continuously at ``rate`` per second up to
-    ``capacity``. Pure: every method takes the time. Its level may go
-    negative (debt) when more is taken than it holds."""
-
-    def __init__(
-        self, rate: float, capacity: float, now: float, level: float | None = None
-    ) -> None:
-        if rate <= 0 or capacity <= 0:
-            raise ValueError("bucket rate and capacity must be > 0")
-        self.rate = rate
-        self.capacity = capacity
-        self.level = capacity if level is None else min(level, capacity)
-        self.updated = now
-
-    def refill(self, now: float) -> None:
-        if now > self.updated:
-            self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
-            self.updated = now
-
-    def wait_s(self, amount: float, now: float, held: float = 0.0) -> float:
-        """Seconds until ``amount`` can be taken with ``held`` set aside
-        (amounts above capacity need a full bucket and leave debt)."""
-        self.refill(now)
-        need = min(amount, self.capacity) + held
-        return 0.0 if self.level >= need else (need - self.level) / self.rate
-
-    def take(self, amount: float, now: float) -> None:
-        self.refill(now)
-        self.level -= amount
-
-    def give(self, amount: float, now: float) -> None:
-        """Return (or, negative, charge) an amount, never above capacity."""
-        self.refill(now)
-        self.level = min(self.capacity, self.level + amount)
 
 
 class RateLearner:
@@ -170,8 +141,11 @@ class RateLearner:
     def goal(self, dt: float) -> float | None:
         if self.likely is not None:
             lo, hi = self.likely
-            share = LIKELY_SHARE[0] if hi <= LIKELY_NARROW * lo else LIKELY_SHARE[1]
-            goal = lo + share * (hi - lo)
+            narrow = hi <= LIKELY_NARROW * lo
+            goal = lo + LIKELY_SHARE[0 if narrow else 1] * (hi - lo)
+            if narrow and self.from_likely and self.top is None:
+                goal = max(goal, TARGET * hi)  # an untested top (see LIKELY_NARROW)
+
             if self.top is not None:
                 goal = min(goal, TARGET * self.top)
             return max(self.floor or 0.0, goal)

@@ -19,8 +19,9 @@ from typing import Literal
 
 import msgspec
 
+from ._bucket import Bucket
 from ._fit import BucketFit, Region
-from ._pace import UNPACED_BACKOFF, Bucket, RateLearner
+from ._pace import UNPACED_BACKOFF, RateLearner
 
 CHARS_PER_TOKEN = 4
 """Prompt tokens are estimated as characters / 4 (rounded up) for reservations."""
@@ -141,6 +142,14 @@ DEBT_SHARE = UNPACED_BACKOFF
 share of the fitted rate (at BACKOFF, 0.7, the first probe waited about a
 second longer than the debt needed: 0.955 of the limit on average in the
 virtual-time model, 0.961 at 0.9, and at 1.0 a probe was refused)."""
+DEBT_TOP_SHARE = 0.65
+"""...and at no less than this share of the greatest rate a bucket of
+TOKEN_WINDOW_S allows. The refusal that made the switch met at most the
+debt the requests then in flight added, so that rate was at most 1.58x
+the limit, while the admissions before it bound the rate only loosely from
+below (down to 0.38x; virtual-time model, 32 seeds): with a wide range the
+middle that `Region.sized` picks reckoned the debt too slowly, and the
+first probe waited up to 2.4 s after the server's bucket was positive."""
 TOKEN_WINDOWS_S = (1.0, 60.0)
 """Windows a server sizes its token bucket as (`_fit.Region.windowed`):
 the rates a fit allows for one of them are the learner's likely range."""
@@ -208,9 +217,14 @@ class LearnedTokens:
         bucket sized as TOKEN_WINDOW_S of it (growth slows past that rate),
         or at the likely range's low end when the fit has one already, and
         a budget that holds no more than that bucket would hold now
-        (reckoned at a lower rate still: the first probe after the debt is
-        repaid must not be refused too, which would undo the reading)."""
+        (reckoned at a lower rate still, DEBT_SHARE, or DEBT_TOP_SHARE of
+        the top: the first probe after the debt is repaid must not be
+        refused too, which would undo the reading)."""
         rate, burst = usage.sized(TOKEN_WINDOW_S)
+        window = usage.windowed((TOKEN_WINDOW_S,))
+        if window is not None and DEBT_TOP_SHARE * window[1] > DEBT_SHARE * rate:
+            rate = DEBT_TOP_SHARE * window[1] / DEBT_SHARE
+            burst = rate * TOKEN_WINDOW_S
         learner = RateLearner(close=CLOSE_TOKENS, approach_s=APPROACH_TOKENS_S, from_likely=True)
         learner.begin(UNPACED_BACKOFF * rate, now, guess=rate)
         learner.bound(usage.lo, usage.hi, usage.windowed(TOKEN_WINDOWS_S))
