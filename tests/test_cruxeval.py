@@ -37,7 +37,8 @@ def _run(
 
     summary = anyio.run(go)
     lines = (out / "results.jsonl").read_text().splitlines()
-    return summary, [json.loads(line) for line in lines]
+    rows = [json.loads(line) for line in lines]  # in completion order
+    return summary, sorted(rows, key=lambda r: (r["problem_id"], r["sample_index"]))
 
 
 def _value(summary: Summary, name: str) -> float:
