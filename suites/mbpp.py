@@ -110,9 +110,7 @@ def _trusted_half(tests: tuple[str, ...], setup: str, code: str) -> tuple[str, s
 
 def checked_task(problem: Problem, completion: str) -> Checked:
     fields = problem.fields
-    setup, drive = _trusted_half(
-        data.tests_of(problem), fields["test_setup_code"], fields.get("code", "")
-    )
+    setup, drive = _trusted_half(data.tests_of(problem), fields["test_setup_code"], fields["code"])
     return Checked(
         program=child_program(problem, completion), entry=CALL, setup=setup, driver=drive
     )
