@@ -23,6 +23,7 @@ from aioeval.generation.ratelimit._tokens import (
     APPROACH_TOKENS_S,
     DEBT_SHARE,
     DEBT_TOP_SHARE,
+    TOKEN_SPREAD,
     LearnedTokens,
 )
 
@@ -237,22 +238,46 @@ def test_a_learner_closes_in_on_its_goal_at_its_own_pace() -> None:
     assert slow is not None and fast is not None and 5.0 < slow < fast < 9.5
 
 
-def test_learned_tokens_aim_at_an_untested_narrow_top() -> None:
-    """With no paced refusal yet, a narrow likely range's top came from the
-    slow start's refusals (a bound from above), so learned tokens aim at
-    TARGET of it: 0.3 into the range held the pace near 0.94 of the limit
-    for a whole run, as a 1 s bucket's admissions raise the low end only
-    slowly. Once a pace was refused, and for requests, 0.3 into it again."""
+def test_learned_tokens_aim_at_an_untested_top() -> None:
+    """With no paced refusal yet, the likely range's top came from the slow
+    start's refusals (a bound from above), so learned tokens aim at TARGET
+    of it, narrow or wide: 0.3 into a narrow range held the pace near 0.94
+    of the limit for a whole run, and 0.75 into a wide one near 0.9 for
+    seconds, as a 1 s bucket's admissions raise the low end only slowly.
+    Once a pace was refused, and for requests, the shares apply again."""
     tokens, requests = RateLearner(from_likely=True), RateLearner()
     for learner in (tokens, requests):
-        learner.begin(8.0, 0.0)
-        learner.bound(None, None, (9.2, 10.0))
+        learner.begin(5.0, 0.0)
+        learner.bound(None, None, (6.0, 10.0))  # wide
+    assert tokens.goal(0.0) == pytest.approx(TARGET * 10.0)
+    assert requests.goal(0.0) == pytest.approx(6.0 + 0.75 * 4.0)
+    for learner in (tokens, requests):
+        learner.bound(None, None, (9.2, 10.0))  # narrow
     assert tokens.goal(0.0) == pytest.approx(TARGET * 10.0)
     assert requests.goal(0.0) == pytest.approx(9.2 + 0.3 * 0.8)
     tokens.on_success(0.5, 1.0)
     tokens.on_throttle(20.0, 20.0, 9.9, 0.0)  # refused at 9.9: the top is tested
     tokens.bound(None, None, (9.2, 9.6))
     assert tokens.goal(0.0) == pytest.approx(9.2 + 0.3 * 0.4)
+
+
+def test_learned_tokens_space_requests_by_the_last_ones_tokens() -> None:
+    """The gap after a send is that request's tokens at TOKEN_SPREAD x the
+    learned rate, not a typical request's: the budget lets the smallest
+    requests go first, and a gap sized for the typical one held them to a
+    fraction of the rate while the server's bucket sat full."""
+    learned = LearnedTokens()
+    for at in range(4):
+        learned.used(float(at), 400)
+    fit = BucketFit("usage", 0.0)
+    learned.begin(Region((Slice(100.0, 100.0, 2000.0),), "usage", 5000.0), fit, RateLearner(), 4.0)
+    assert learned.learner is not None
+    rate = learned.learner.rate(4.0)
+    assert rate is not None
+    assert learned.gap_s(4.0, 4.0) == pytest.approx(400 / (TOKEN_SPREAD * rate))  # the mean
+    learned.last_cost = 100
+    assert learned.gap_s(4.0, 4.0) == pytest.approx(100 / (TOKEN_SPREAD * rate))
+    assert learned.gap_s(4.0, 5.0) < 0.0  # long past: no wait
 
 
 def test_a_debt_is_reckoned_at_no_less_than_a_share_of_the_windows_top() -> None:

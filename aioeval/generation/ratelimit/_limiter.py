@@ -186,6 +186,7 @@ class RateLimiter:
                 await self.clock.wait(self._changed, wait)
                 continue
             self.pace.take(now)
+            self.learned.last_cost = cost
             if self.tokens is not None:
                 self.tokens.take(cost, now)
             self.in_flight += 1
