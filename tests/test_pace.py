@@ -17,6 +17,7 @@ from aioeval.generation.ratelimit._pace import (
     SPAN_SLACK_S,
     TARGET,
     UNPACED_BACKOFF,
+    UNTESTED_TARGET,
     RateLearner,
 )
 from aioeval.generation.ratelimit._tokens import (
@@ -25,6 +26,7 @@ from aioeval.generation.ratelimit._tokens import (
     DEBT_TOP_SHARE,
     TOKEN_SPREAD,
     LearnedTokens,
+    TokenBudget,
 )
 
 
@@ -241,24 +243,45 @@ def test_a_learner_closes_in_on_its_goal_at_its_own_pace() -> None:
 def test_learned_tokens_aim_at_an_untested_top() -> None:
     """With no paced refusal yet, the likely range's top came from the slow
     start's refusals (a bound from above), so learned tokens aim at TARGET
-    of it, narrow or wide: 0.3 into a narrow range held the pace near 0.94
-    of the limit for a whole run, and 0.75 into a wide one near 0.9 for
-    seconds, as a 1 s bucket's admissions raise the low end only slowly.
-    Once a pace was refused, and for requests, the shares apply again."""
+    of a wide range's top and UNTESTED_TARGET of a narrow one's: 0.3 into
+    a narrow range held the pace near 0.94 of the limit for a whole run,
+    and 0.75 into a wide one near 0.9 for seconds, as a 1 s bucket's
+    admissions raise the low end only slowly. Once a pace was refused, and
+    for requests, the shares apply again."""
     tokens, requests = RateLearner(from_likely=True), RateLearner()
     for learner in (tokens, requests):
         learner.begin(5.0, 0.0)
         learner.bound(None, None, (6.0, 10.0))  # wide
     assert tokens.goal(0.0) == pytest.approx(TARGET * 10.0)
     assert requests.goal(0.0) == pytest.approx(6.0 + 0.75 * 4.0)
+    assert not tokens.untested_narrow()
     for learner in (tokens, requests):
         learner.bound(None, None, (9.2, 10.0))  # narrow
-    assert tokens.goal(0.0) == pytest.approx(TARGET * 10.0)
+    assert tokens.goal(0.0) == pytest.approx(UNTESTED_TARGET * 10.0)
     assert requests.goal(0.0) == pytest.approx(9.2 + 0.3 * 0.8)
+    assert tokens.untested_narrow()
     tokens.on_success(0.5, 1.0)
     tokens.on_throttle(20.0, 20.0, 9.9, 0.0)  # refused at 9.9: the top is tested
     tokens.bound(None, None, (9.2, 9.6))
     assert tokens.goal(0.0) == pytest.approx(9.2 + 0.3 * 0.4)
+    assert not tokens.untested_narrow()
+
+
+def test_a_confirmed_reading_sends_on_one_token_while_the_top_is_untested() -> None:
+    """`LearnedTokens.confirm` (a success after the last 429) lets the budget
+    send on one token only while the likely range is narrow and untested."""
+    learned = LearnedTokens()
+    learned.learner = RateLearner(from_likely=True)
+    learned.learner.begin(900.0, 0.0)
+    budget = TokenBudget(54000.0, "usage", 0.0)
+    learned.confirm(budget)
+    assert learned.confirmed and not budget.positive  # no likely range yet
+    learned.learner.bound(None, None, (960.0, 1000.0))
+    learned.confirm(budget)
+    assert budget.positive
+    learned.learner.bound(None, None, (700.0, 1000.0))  # wide again
+    learned.confirm(budget)
+    assert not budget.positive
 
 
 def test_learned_tokens_space_requests_by_the_last_ones_tokens() -> None:

@@ -42,3 +42,22 @@ def test_tokens_counted_on_usage_hold_a_reservation_until_the_answer() -> None:
     assert budget.wait_s(500, 0.0) == 0.0
     budget.take(200, 0.0)
     assert budget.wait_s(500, 0.0) == pytest.approx((500 + (500 - 300) - 530) / 600)
+
+
+def test_a_positive_budget_waits_for_one_token_not_the_cost() -> None:
+    """Learned tokens with a narrow, untested range mirror a usage-metered
+    server, which admits a request while its level is positive: what is
+    held is set aside, the request's own cost is not, and a 429 ends it."""
+    budget = TokenBudget(36000, "usage", 0.0)  # 600/s, 600 held at most
+    budget.credit = False
+    budget.take(500, 0.0)
+    assert budget.wait_s(300, 0.0) == pytest.approx(200 / 600)  # 600 - 500 < 300
+    budget.positive = True
+    assert budget.wait_s(300, 0.0) == 0.0  # 100 left of 600 after what is held
+    budget.take(99, 0.0)
+    assert budget.wait_s(300, 0.0) == 0.0  # one token left: admitted
+    budget.take(1, 0.0)
+    assert budget.wait_s(300, 0.0) == pytest.approx(1 / 600)
+    budget.refused(1, 0.0)
+    assert not budget.positive
+    assert budget.wait_s(300, 0.0) == pytest.approx((599 + 300 - 600) / 600)  # its cost again

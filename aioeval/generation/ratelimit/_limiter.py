@@ -266,7 +266,7 @@ class RateLimiter:
         self.refused_since = None
         if self.answered_429 is not None and permit.started_at >= self.answered_429:
             self.ok_since_429 = True
-            self.learned.confirmed = True
+            self.learned.confirm(self.tokens)
         if self.fitted_at is not None and now - self.fitted_at >= REFIT_S and self._open():
             self._refit(now)
 

@@ -62,6 +62,8 @@ class TokenBudget:
         """Mean time a request is in flight."""
         self.credit = True
         """Credit in-flight reservations with a latency's refill (`wait_s`)."""
+        self.positive = False
+        """Send once the level, less what is held, is one token (see `wait_s`)."""
 
     def set_tpm(self, tpm: float, now: float) -> None:
         self.bucket.refill(now)
@@ -85,9 +87,20 @@ class TokenBudget:
         """Usage counting: what requests in flight hold is charged only when
         they return, and the bucket refills meanwhile, so a typical
         latency's refill is credited against it (else long generations
-        could never have the rate's worth of tokens in flight)."""
+        could never have the rate's worth of tokens in flight).
+
+        ``positive`` (`LearnedTokens.confirm`): a usage-metered server
+        admits a request while its level is positive, and a budget that
+        refills no faster than the server, charged the same usage at the
+        same time, never holds more than it does; so a request waits for
+        the level, less what is held, to reach one token, not its own cost.
+        Reserving the cost let the budget sit at its cap while requests
+        were in flight, under the learned rate. After a refusal the learned
+        rate may be the faster one, and sending on one token put the server
+        deeper in debt (a 4th 429 in the virtual-time model)."""
         credit = self.bucket.rate * self.latency_s if self.credit else 0.0
-        return self.bucket.wait_s(cost, now, held=max(0.0, self.held - credit))
+        need = 1 if self.positive else cost
+        return self.bucket.wait_s(need, now, held=max(0.0, self.held - credit))
 
     def take(self, cost: int, now: float) -> None:
         if self.counts == "max_tokens":
@@ -119,7 +132,9 @@ class TokenBudget:
             )
 
     def refused(self, cost: int, now: float) -> None:
-        """The server refused the request (429): it was not charged."""
+        """The server refused the request (429): it was not charged, and
+        requests wait for their cost again (see `wait_s`)."""
+        self.positive = False
         if self.counts == "max_tokens":
             self.bucket.give(cost, now)
         else:
@@ -237,6 +252,14 @@ class LearnedTokens:
         budget.credit = False  # a server in debt refuses: keep clear of it
         budget.bucket.level = min(budget.bucket.level, fit.level(now, DEBT_SHARE * rate, burst))
         return budget
+
+    def confirm(self, budget: TokenBudget | None) -> None:
+        """A request sent after the last 429 succeeded: the reading stands,
+        and while the likely range is narrow and no pace was refused, the
+        budget sends on one token (`TokenBudget.wait_s`)."""
+        self.confirmed = True
+        if budget is not None and self.learner is not None:
+            budget.positive = self.learner.untested_narrow()
 
     def undo(self) -> RateLearner:
         """Give up the reading on debt: the request learner to pace by again."""
