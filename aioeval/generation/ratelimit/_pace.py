@@ -56,13 +56,15 @@ wide one at 0.88-0.97 of it from 6 s to 20 s into a run (virtual-time
 model, seed 18; over 64 seeds: 0.98
 of a top that is too high costs one 429, where the climb to 0.98 of the
 top would have spent it later anyway)."""
-UNTESTED_TARGET = 0.99
+UNTESTED_TARGET = 0.985
 """Learned tokens aim at this share of a narrow likely range's top while no
 pace was refused: admissions at TARGET of it for seconds proved the low end
-to within 10% of a top the refusals bound from above (virtual-time model,
-128 seeds: the two slowest runs, with the top at the limit, went from
-0.938 to 0.953 of it with `_tokens.TokenBudget.positive`; no run spent a
-4th 429)."""
+to within 10% of a top the refusals bound from above. Virtual-time model,
+64 seeds: the two slowest runs, with the top at the limit, went from 0.938
+to 0.950-0.951 of it with `_tokens.TokenBudget.positive`, and no run spent
+a 4th 429. At 0.99 they reached 0.953, but in the bench, where arrivals
+jitter and the fit is looser, a top 1.1% over the limit was aimed over it,
+and its refusal was a 4th 429."""
 SPLIT = (0.5, 0.75)
 SETTLE_S = 10.0
 """With both known, the goal starts SPLIT[0] of the way from the floor to
