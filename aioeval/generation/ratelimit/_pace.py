@@ -48,14 +48,14 @@ LIKELY_SHARE[0] into it when its ends are within LIKELY_NARROW of each
 other (close under the rate, with no probe), else LIKELY_SHARE[1] (a
 probe that proves its middle or narrows the range with a 429). Learned
 tokens with no paced refusal yet go to TARGET of a wide range's top and
-UNTESTED_TARGET of a narrow one's: it comes from the slow start's refusals, which bound the rate
-from above, while a 1 s bucket's admissions raise the low end only slowly
-(after T s at a pace, about pace / T under it), so 0.3 into a narrow range
-held the pace near 0.94 of the limit for the whole run, and 0.75 into a
-wide one at 0.88-0.97 of it from 6 s to 20 s into a run (virtual-time
-model, seed 18; over 64 seeds: 0.98
-of a top that is too high costs one 429, where the climb to 0.98 of the
-top would have spent it later anyway)."""
+UNTESTED_TARGET of a narrow one's: that top comes from the slow start's
+refusals, which bound the rate from above, while a 1 s bucket's
+admissions raise the low end only slowly (after T s at a pace, about
+pace / T under it), so 0.3 into a narrow range held the pace near 0.94 of
+the limit for the whole run, and 0.75 into a wide one at 0.88-0.97 of it
+from 6 s to 20 s into a run (virtual-time model, seed 18). Over 64 seeds,
+0.98 of a top that is too high costs one 429, where the climb to 0.98 of
+the top, once the range was narrow, spent it later anyway."""
 UNTESTED_TARGET = 0.985
 """Learned tokens aim at this share of a narrow likely range's top while no
 pace was refused: admissions at TARGET of it for seconds proved the low end
