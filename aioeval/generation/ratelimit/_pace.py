@@ -150,17 +150,18 @@ class RateLearner:
         self.served_weight = 0.0
         self.first_ok: float | None = None
 
+    def narrow(self) -> bool:
+        """The likely range's ends are within LIKELY_NARROW of each other."""
+        return self.likely is not None and self.likely[1] <= LIKELY_NARROW * self.likely[0]
+
     def untested_narrow(self) -> bool:
         """No pace refused yet, and the likely range narrow (see UNTESTED_TARGET)."""
-        if self.top is not None or self.likely is None:
-            return False
-        lo, hi = self.likely
-        return hi <= LIKELY_NARROW * lo
+        return self.top is None and self.narrow()
 
     def goal(self, dt: float) -> float | None:
         if self.likely is not None:
             lo, hi = self.likely
-            narrow = hi <= LIKELY_NARROW * lo
+            narrow = self.narrow()
             goal = lo + LIKELY_SHARE[0 if narrow else 1] * (hi - lo)
             if self.from_likely and self.top is None:
                 share = UNTESTED_TARGET if narrow else TARGET  # an untested top
