@@ -322,3 +322,23 @@ def test_a_debt_is_reckoned_at_no_less_than_a_share_of_the_windows_top() -> None
     reckoned = fit.level(1.0, rate, rate / DEBT_SHARE)
     assert budget.bucket.level == pytest.approx(reckoned)
     assert reckoned > fit.level(1.0, DEBT_SHARE * middle, wide.sized(1.0)[1])
+
+
+def test_after_a_refusal_the_budget_holds_no_more_than_the_server_can() -> None:
+    """A refused request found under one token in the server's bucket; since
+    then it refilled at most at the learned rate and was charged what the
+    requests then out used. The budget is held to that, however full the
+    fitted bucket would be."""
+    learned = LearnedTokens()
+    learned.learner = RateLearner(from_likely=True)
+    learned.learner.begin(1000.0, 0.0)
+    budget = TokenBudget(60000.0, "usage", 0.0)
+    assert budget.bucket.level == pytest.approx(1000.0)
+    learned.used(4.9, 300)  # answered before the refused request was sent
+    learned.used(5.1, 200)
+    learned.used(5.2, 250)
+    learned.sync(budget, None, BucketFit("usage", 0.0), 5.0, 5.3)
+    assert budget.bucket.level == pytest.approx(1.0 + 1000.0 * 0.3 - 450)
+    before = budget.bucket.level
+    learned.sync(budget, None, BucketFit("usage", 0.0), 2.0, 5.3)  # an older refusal
+    assert budget.bucket.level == pytest.approx(before)  # never raises it

@@ -345,9 +345,10 @@ class RateLimiter:
             lowered = learned.learner.on_throttle(sent_at, now, paced, served)
             # Refit at once: the climb back (1 s) would reach the refused pace
             # before a refit due in REFIT_S, and the range tells it where to stop.
-            usage = None if hints.any else self._refit(now, fresh=True)[1]
-            if usage is not None and self.tokens is not None:
-                learned.sync(self.tokens, usage, self.fits.usage, now)
+            if not hints.any:
+                usage = self._refit(now, fresh=True)[1]
+                if self.tokens is not None:
+                    learned.sync(self.tokens, usage, self.fits.usage, sent_at, now)
             return lowered
         lowered = self.pace.on_throttle(sent_at, now)
         if hints.any:

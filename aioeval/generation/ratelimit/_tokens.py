@@ -268,14 +268,30 @@ class LearnedTokens:
         self.learner, self.refuted = None, True
         return requests
 
-    def sync(self, budget: TokenBudget, usage: Region, fit: BucketFit, now: float) -> None:
-        """After a 429, the budget holds no more than the fitted bucket would
-        at the learned rate (a server in debt refused it)."""
+    def sync(
+        self,
+        budget: TokenBudget,
+        usage: Region | None,
+        fit: BucketFit,
+        refused_at: float,
+        now: float,
+    ) -> None:
+        """After a 429, the budget holds no more than the server's bucket
+        can: under one token when the request sent at ``refused_at`` was
+        refused, plus the learned rate's refill since, less what was charged
+        since (the requests then out are charged as they settle); and no
+        more than the fitted bucket would at that rate. Held to the fit
+        alone, a budget of 157 tokens sent the first request after the
+        pause while the server was 10 in debt (virtual-time model)."""
         rate = self.learner.rate(now) if self.learner is not None else None
-        if rate:
-            budget.bucket.refill(now)
-            level = fit.level(now, rate, usage.sized(TOKEN_WINDOW_S)[1])
-            budget.bucket.level = min(budget.bucket.level, level)
+        if not rate:
+            return
+        budget.bucket.refill(now)
+        charged = sum(n for at, n in self.usage if at > refused_at)
+        level = 1.0 + rate * max(0.0, now - refused_at) - charged
+        if usage is not None:
+            level = min(level, fit.level(now, rate, usage.sized(TOKEN_WINDOW_S)[1]))
+        budget.bucket.level = min(budget.bucket.level, level)
 
     def gap_s(self, last_sent: float, now: float) -> float:
         """Learned tokens are paced one request at a time, the next one
