@@ -21,6 +21,7 @@ from aioeval.generation.ratelimit._hints import Budget, RateHeaders
 from aioeval.generation.ratelimit._limiter import (
     PAUSE_MARGIN,
     PROBE_GAP_S,
+    REFIT_S,
     Permit,
     RateLimiter,
     Stalled,
@@ -504,6 +505,18 @@ async def test_a_paced_refusal_is_waited_out_until_the_server_can_admit() -> Non
     await closed_loop(server, 164)
     assert server.refused <= 3
     assert server.token_ratio() >= 0.95
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_learned_token_range_is_refitted_to_the_end() -> None:
+    """The likely range's low end rises with every admission, and the token
+    goal with it: refits go on after the bracket closes (they stopped there,
+    and the pace stayed at its goal of 17 s into the run, model seed 35)."""
+    server = ModelServer(FakeClock(), tpm=60_000.0, seed=35)
+    end, limiter = await closed_loop(server, 164)
+    assert limiter.learned.learner is not None and limiter.fitted_at is not None
+    assert end - limiter.fitted_at <= 2 * REFIT_S
 
 
 @pytest.mark.anyio

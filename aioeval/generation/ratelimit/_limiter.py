@@ -271,10 +271,11 @@ class RateLimiter:
             self._refit(now)
 
     def _open(self) -> bool:
-        """The learned bracket is still wide enough to probe in."""
-        learner = self.learned.learner or self.pace.learner
-        top, floor = learner.top, learner.floor
-        return top is None or floor is None or floor < CLOSE * top
+        """The learned bracket is still wide enough to probe in (learned
+        tokens always: their goal follows the likely range's rising low end)."""
+        top, floor = self.pace.learner.top, self.pace.learner.floor
+        closed = top is not None and floor is not None and floor >= CLOSE * top
+        return self.learned.learner is not None or not closed
 
     def _refit(self, now: float, *, fresh: bool = False) -> tuple[Region | None, Region | None]:
         """Fit the server's bucket again (at most every FIT_MIN_S unless
