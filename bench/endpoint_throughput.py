@@ -135,15 +135,16 @@ def _meets(case: dict[str, Any]) -> bool:
     return bool(case["ratio"] >= 0.95 and case["share_429"] <= 0.02)
 
 
-async def matrix_case(root: Path, problems: int, pick: set[str]) -> dict[str, Any]:
-    """The unknown-limit matrix; ``pick`` names the cases to run (empty: all)."""
+async def matrix_case(root: Path, problems: int, pick: set[str], seed: int) -> dict[str, Any]:
+    """The unknown-limit matrix; ``pick`` names the cases to run (empty: all),
+    ``seed`` the fake server's draws (latencies, completions)."""
     out: dict[str, Any] = {}
     for rpm in (240.0, 600.0):
         for hints in ("openai", "gateway", "none"):
             if pick and f"rpm{rpm:.0f}_{hints}" not in pick:
                 continue
             fake, summary, wall = await generate(
-                FakeConfig(latency_s=LATENCY, rpm=rpm, burst=2, hints=hints, seed=1),  # type: ignore[arg-type]
+                FakeConfig(latency_s=LATENCY, rpm=rpm, burst=2, hints=hints, seed=seed),  # type: ignore[arg-type]
                 root / f"rpm{rpm:.0f}-{hints}",
                 target={},
                 limit=problems,
@@ -153,16 +154,18 @@ async def matrix_case(root: Path, problems: int, pick: set[str]) -> dict[str, An
             case["target_met"] = _meets(case)
             out[f"rpm{rpm:.0f}_{hints}"] = case
     if not pick or "parallel_cap_4" in pick:
-        out["parallel_cap_4"] = await parallel_case(root, problems)
+        out["parallel_cap_4"] = await parallel_case(root, problems, seed)
     for hints in ("openai", "none"):
         if pick and f"tpm_usage_{hints}" not in pick:
             continue
-        out[f"tpm_usage_{hints}"] = await tpm_case(root, problems, configured=False, hints=hints)
+        out[f"tpm_usage_{hints}"] = await tpm_case(
+            root, problems, configured=False, hints=hints, seed=seed
+        )
     return out
 
 
-async def parallel_case(root: Path, problems: int) -> dict[str, Any]:
-    cap = FakeConfig(latency_s=LATENCY, max_parallel=4, parallel_retry_after_s=60.0, seed=1)
+async def parallel_case(root: Path, problems: int, seed: int) -> dict[str, Any]:
+    cap = FakeConfig(latency_s=LATENCY, max_parallel=4, parallel_retry_after_s=60.0, seed=seed)
     _, told, told_s = await generate(
         cap, root / "told4", target={"rate_limit": {"max_concurrency": 4}}, limit=problems
     )
@@ -183,8 +186,10 @@ async def parallel_case(root: Path, problems: int) -> dict[str, Any]:
 TPM = 60_000.0
 
 
-async def tpm_case(root: Path, problems: int, *, configured: bool, hints: str) -> dict[str, Any]:
-    fake_cfg = FakeConfig(latency_s=LATENCY, tpm=TPM, tpm_counts="usage", hints=hints, seed=1)  # type: ignore[arg-type]
+async def tpm_case(
+    root: Path, problems: int, *, configured: bool, hints: str, seed: int
+) -> dict[str, Any]:
+    fake_cfg = FakeConfig(latency_s=LATENCY, tpm=TPM, tpm_counts="usage", hints=hints, seed=seed)  # type: ignore[arg-type]
     limit = {"tpm": TPM, "tpm_counts": "usage"} if configured else {}
     fake, summary, _ = await generate(
         fake_cfg,
@@ -295,14 +300,17 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="aioeval-bench-endpoint-"))
     only = set(args.only.split(",")) if args.only else set(CASES)
     out: dict[str, Any] = {"bench": "endpoint_throughput", "loadavg_before": os.getloadavg()}
+    out["seed"] = args.seed
     if "configured" in only:
         out["configured"] = await configured_case(args.rpm, args.seconds, root)
         out["configured"]["R_rpm"] = args.rpm
     if "matrix" in only:
         pick = set(args.matrix.split(",")) if args.matrix else set()
-        out["unknown_limit"] = await matrix_case(root, args.problems, pick)
+        out["unknown_limit"] = await matrix_case(root, args.problems, pick, args.seed)
     if "tpm" in only:
-        out["tpm_configured"] = await tpm_case(root, args.problems, configured=True, hints="openai")
+        out["tpm_configured"] = await tpm_case(
+            root, args.problems, configured=True, hints="openai", seed=args.seed
+        )
     if "faults" in only:
         out["faults"] = await faults_case(root, args.reps, args.fault_problems)
     if "overlap" in only:
@@ -323,6 +331,12 @@ if __name__ == "__main__":
     parser.add_argument("--rpm", type=float, default=1200.0, help="configured case: the limit R")
     parser.add_argument("--seconds", type=float, default=15.0, help="configured case length")
     parser.add_argument("--problems", type=int, default=164, help="samples per matrix/tpm run")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="matrix/tpm cases: the fake server's seed (its latency and completion draws)",
+    )
     parser.add_argument("--reps", type=int, default=20, help="faults case repetitions")
     parser.add_argument("--fault-problems", type=int, default=40, help="samples per faults rep")
     parser.add_argument("--workers", type=int, default=2)

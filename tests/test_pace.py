@@ -17,7 +17,9 @@ from aioeval.generation.ratelimit._pace import (
     SPAN_SLACK_S,
     TARGET,
     UNPACED_BACKOFF,
+    UNPACED_SPREAD,
     UNTESTED_TARGET,
+    Pace,
     RateLearner,
 )
 from aioeval.generation.ratelimit._tokens import (
@@ -45,6 +47,22 @@ def test_bucket_refills_continuously_and_allows_debt() -> None:
     assert b.level == pytest.approx(-1.0)
     b.give(100, 2.0)
     assert b.level == 4.0  # never above capacity
+
+
+def test_unpaced_sends_are_spread_over_the_latency() -> None:
+    """Freed slots go out spaced, not in one millisecond (a budget left
+    empty would refuse each of them before the first 429 came back)."""
+    pace = Pace(0.0, None)
+    pace.take(0.0)
+    assert pace.wait_s(0.0, 10, 0.02) == 0.0  # no latency seen yet: nothing to spread over
+    pace.on_success(0.0, 0.3)
+    pace.take(0.3)
+    gap = 0.3 / (UNPACED_SPREAD * 10)
+    assert pace.wait_s(0.3, 10, 0.02) == pytest.approx(gap)
+    assert pace.wait_s(0.3, 20, 0.02) == pytest.approx(gap / 2)  # more in flight, closer
+    assert pace.wait_s(0.3 + gap, 10, 0.02) == pytest.approx(0.0, abs=1e-12)
+    assert pace.wait_s(0.3, 10, 0.005) == pytest.approx(0.005)  # a 429's round trip at most
+    assert pace.rate(0.3) is None  # still unpaced: the spread is no learned rate
 
 
 def test_learner_after_an_unpaced_429_grows_from_below_the_measured_rate() -> None:

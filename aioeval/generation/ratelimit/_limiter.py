@@ -176,7 +176,7 @@ class RateLimiter:
             cost = self.tokens.cost(ask) if self.tokens is not None else 0
             wait = max(
                 self.paused_until - now,
-                self.pace.wait_s(now),
+                self.pace.wait_s(now, self.parallel.allowed, self._admitted_after_s()),
                 self._probe_wait(now),
                 self.learned.gap_s(self.pace.sent[-1], now) if self.pace.sent else 0.0,
             )
@@ -246,7 +246,7 @@ class RateLimiter:
     def _on_success(
         self, permit: Permit, now: float, used: int | None, completion: int | None
     ) -> None:
-        self.pace.learner.on_success(permit.started_at, now)
+        self.pace.on_success(permit.started_at, now)
         if used is not None:
             self.learned.used(now, used)
             if self.learned.learner is not None:

@@ -47,32 +47,22 @@ LIKELY_NARROW = 1.1
 LIKELY_SHARE[0] into it when its ends are within LIKELY_NARROW of each
 other (close under the rate, with no probe), else LIKELY_SHARE[1] (a
 probe that proves its middle or narrows the range with a 429). Learned
-tokens with no paced refusal yet go to TARGET of a wide range's top and
-UNTESTED_TARGET of a narrow one's: that top comes from the slow start's
-refusals, which bound the rate from above, while a 1 s bucket's
-admissions raise the low end only slowly (after T s at a pace, about
-pace / T under it), so 0.3 into a narrow range held the pace near 0.94 of
-the limit for the whole run, and 0.75 into a wide one at 0.88-0.97 of it
-from 6 s to 20 s into a run (virtual-time model, seed 18). Over 64 seeds,
-0.98 of a top that is too high costs one 429, where the climb to 0.98 of
-the top, once the range was narrow, spent it later anyway."""
+tokens with no paced refusal yet aim at TARGET of a wide range's top and
+UNTESTED_TARGET of a narrow one's: the slow start's refusals bound that
+top from above, while a 1 s bucket's admissions raise the low end only
+slowly, so 0.3 into a narrow range held runs near 0.94 of the limit
+(virtual-time model, seed 18)."""
 UNTESTED_TARGET = 0.985
-"""Learned tokens aim at this share of a narrow likely range's top while no
-pace was refused: admissions at TARGET of it for seconds proved the low end
-to within 10% of a top the refusals bound from above. Virtual-time model,
-64 seeds: the two slowest runs, with the top at the limit, went from 0.938
-to 0.950-0.951 of it with `_tokens.TokenBudget.positive`, and no run spent
-a 4th 429. At 0.99 they reached 0.953, but in the bench, where arrivals
-jitter and the fit is looser, a top 1.1% over the limit was aimed over it,
-and its refusal was a 4th 429."""
+"""With it, the model's two slowest of 64 seeds went from 0.938 to 0.950
+of the limit (with `_tokens.TokenBudget.positive`), no 4th 429; at 0.99, a
+bench top 1.1% over the limit was aimed over it (a 4th 429)."""
 SPLIT = (0.5, 0.75)
 SETTLE_S = 10.0
 """With both known, the goal starts SPLIT[0] of the way from the floor to
 TARGET x top and drifts to SPLIT[1] with this time constant while no 429
 comes: a loose floor does not hold the pace down, and a tight bracket is
 not overshot."""
-GROWTH = 0.5
-GROWTH_PAST_GUESS = 0.05
+GROWTH, GROWTH_PAST_GUESS = 0.5, 0.05
 """Growth per second of a pace with no refused rate known yet (past an
 estimated rate, the slower one)."""
 LONG_EPISODE = 4.0
@@ -80,14 +70,18 @@ LONG_EPISODE_S = 5.0
 """429s that lasted this many requests' worth of the rate served, and at
 least LONG_EPISODE_S, mean a budget restored all at once (a fixed window),
 not refilled evenly (a usage-metered token limit in debt clears in seconds)."""
-MIN_SPAN_S = 1.0
-SPAN_SLACK_S = 0.02
+MIN_SPAN_S, SPAN_SLACK_S = 1.0, 0.02
 """The accepted-rate bound spans at least MIN_SPAN_S, lengthened by
 SPAN_SLACK_S for arrivals that reach the server later than they were sent."""
 EMPTY_KEPT = 4
 RECENT_KEPT = 256
 """The accepted-rate bound counts from each of the last EMPTY_KEPT 429s,
 over the last RECENT_KEPT successes."""
+UNPACED_SPREAD = 2.0
+"""Unpaced, sends are spaced by the mean latency over this many times the
+requests allowed in flight (as TCP paces slow start), up to a 429's round
+trip: freed slots sent in one millisecond met an empty budget, two refused
+before the first 429 was back (bench seeds 3, 15); slow answers never slow the ramp."""
 SEND_WINDOW_S = 2.0
 SEND_MIN_S = 0.2
 """Unpaced, the rate the endpoint took is measured over this window, once
@@ -366,6 +360,13 @@ class Pace:
         self.sent: deque[float] = deque(maxlen=512)
         self.refused: deque[float] = deque(maxlen=512)
         self.first_sent: float | None = None
+        self.latency_s: float | None = None
+        """Mean time a successful request was in flight."""
+
+    def on_success(self, sent_at: float, now: float) -> None:
+        took = now - sent_at
+        self.latency_s = took if self.latency_s is None else 0.8 * self.latency_s + 0.2 * took
+        self.learner.on_success(sent_at, now)
 
     def rate(self, now: float) -> float | None:
         hinted = self.hinted
@@ -397,9 +398,14 @@ class Pace:
         floor = self.learner.floor
         return 1.0 / max(QUIET_SHARE * rate, min(rate, floor or 0.0))
 
-    def wait_s(self, now: float) -> float:
+    def wait_s(self, now: float, allowed: int, most_s: float) -> float:
+        """At the pace; unpaced, spread (UNPACED_SPREAD) at most ``most_s`` apart."""
         bucket = self._bucket(now)
-        return 0.0 if bucket is None else bucket.wait_s(1, now)
+        if bucket is not None:
+            return bucket.wait_s(1, now)
+        if self.latency_s is None or not self.sent:
+            return 0.0
+        return self.sent[-1] + min(most_s, self.latency_s / (UNPACED_SPREAD * allowed)) - now
 
     def take(self, now: float) -> None:
         bucket = self._bucket(now)
