@@ -299,8 +299,11 @@ CASES = ("configured", "matrix", "tpm", "faults", "overlap")
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="aioeval-bench-endpoint-"))
     only = set(args.only.split(",")) if args.only else set(CASES)
-    out: dict[str, Any] = {"bench": "endpoint_throughput", "loadavg_before": os.getloadavg()}
-    out["seed"] = args.seed
+    out: dict[str, Any] = {
+        "bench": "endpoint_throughput",
+        "loadavg_before": os.getloadavg(),
+        "seed": args.seed,
+    }
     if "configured" in only:
         out["configured"] = await configured_case(args.rpm, args.seconds, root)
         out["configured"]["R_rpm"] = args.rpm

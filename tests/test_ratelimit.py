@@ -513,7 +513,7 @@ async def test_freed_slots_are_spread_before_the_first_429_comes_back() -> None:
     """A 429 that takes 3 ms to come back (the bench's fake server): sent
     together, freed slots met one empty budget and two were refused before
     the client heard of the first, a 4th 429 in the run (model seed 16; over
-    seeds 0-127, 22 runs spent a 4th 429 before unpaced sends were spread, 3
+    seeds 0-127, 22 runs spent a 4th 429 before unpaced sends were spread, 2
     after)."""
     server = ModelServer(FakeClock(), tpm=60_000.0, seed=16, reply_s=0.003)
     await closed_loop(server, 164)
