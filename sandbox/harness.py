@@ -14,10 +14,10 @@ Per task (see `protocol`):
   that digs the secret out of its own interpreter can forge one, which is why
   this model is only the official-compatibility mode.
 - ``Call``: run trusted code and return one call's value as plain data.
-- ``Serve``: run the candidate's program, then answer the verifier's calls
-  on the job's channel until it hangs up. Nothing this child sends can be a
-  pass by itself: the verifier runs the test, the template reports how the
-  child ended, and the engine combines the two.
+- ``Serve``: run the candidate's program, then answer the verifier's
+  requests on the job's channel until it hangs up (see `serve`). Nothing
+  this child sends can be a pass by itself: the verifier runs the test, the
+  template reports how the child ended, and the engine combines the two.
 """
 
 from __future__ import annotations
@@ -30,12 +30,11 @@ import sys
 from collections.abc import Callable, Mapping
 
 try:
-    from . import plain, protocol
+    from . import plain, protocol, serve
 except ImportError:  # loaded as a top-level module inside the template
     import plain  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
-
-import msgspec
+    import serve  # type: ignore[no-redef,import-not-found]
 
 PASSED = b"P"
 FAILED = b"F"
@@ -56,13 +55,6 @@ _exec = exec
 _eval = eval
 _compile = compile
 _len = len
-_frame_encoder = msgspec.msgpack.Encoder()
-_call_args = msgspec.msgpack.Decoder(protocol.CallArgs)
-
-
-def _encode_frame(msg: object) -> bytes:
-    body = _frame_encoder.encode(msg)
-    return LEN.pack(_len(body)) + body
 
 
 def _reason(exc: BaseException) -> str:
@@ -133,7 +125,7 @@ def child_main(
     if isinstance(task, protocol.Serve):
         assert channel_fd is not None
         os.close(result_fd)  # nothing on that pipe counts for a served job
-        _serve(task, channel_fd)
+        serve.run(task.program, channel_fd)
     elif isinstance(task, protocol.Call):
         _call(task, token, result_fd)
     else:
@@ -225,86 +217,6 @@ def _call(task: protocol.Call, token: bytes, result_fd: int) -> None:
     _flush()
     _send(result_fd, token, VALUE, payload)
     _exit(0)
-
-
-def _serve(task: protocol.Serve, channel: int) -> None:
-    """Run the candidate's program, then answer calls until the verifier
-    hangs up. Whatever happens, this child's word is only data."""
-    scope: dict[str, object] = {}
-    try:
-        code = _compile(task.program, "<candidate>", "exec")
-    except _BaseException as exc:
-        _reply(channel, protocol.LoadFailed(status="error", reason=_reason(exc)))
-        _exit(0)
-    try:
-        _exec(code, scope)
-    except _BaseException as exc:
-        _flush()
-        _reply(channel, protocol.LoadFailed(status="failed", reason=_reason(exc)))
-        _exit(0)
-    _reply(channel, protocol.Loaded())
-    reader = _Frames(channel)
-    while True:
-        frame = reader.next()
-        if frame is None:
-            _flush()
-            _exit(0)
-        try:
-            args, kwargs = plain.loads(_call_args.decode(frame).args)
-            fn = scope.get(task.entry)
-            if fn is None:
-                raise NameError(f"name {task.entry!r} is not defined")
-            reply: object = protocol.Returned(value=plain.dumps(fn(*args, **kwargs)))  # type: ignore[operator]
-        except _BaseException as exc:
-            reply = _raised(exc)
-        _reply(channel, reply)
-
-
-def _raised(exc: BaseException) -> protocol.Raised:
-    try:
-        name = _str(_type(exc).__name__)
-    except BaseException:
-        name = "Exception"
-    reason = _reason(exc)
-    prefix = name + ": "
-    message = reason[len(prefix) :] if reason.startswith(prefix) else reason
-    return protocol.Raised(type_name=name[:100], message=message)
-
-
-def _reply(channel: int, msg: object) -> None:
-    try:
-        _write_all(channel, _encode_frame(msg))
-    except OSError:
-        _exit(0)  # the verifier hung up
-
-
-class _Frames:
-    """Length-prefixed frames from the verifier (trusted, but bounded anyway)."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buf = b""
-
-    def _fill(self, n: int) -> bool:
-        while _len(self.buf) < n:
-            try:
-                chunk = _read(self.fd, 1 << 16)
-            except OSError:
-                return False
-            if not chunk:
-                return False
-            self.buf += chunk
-        return True
-
-    def next(self) -> bytes | None:
-        if not self._fill(LEN.size):
-            return None
-        (size,) = LEN.unpack_from(self.buf)
-        if size > protocol.MAX_FRAME or not self._fill(LEN.size + size):
-            return None
-        frame = self.buf[LEN.size : LEN.size + size]
-        self.buf = self.buf[LEN.size + size :]
-        return frame
 
 
 def _flush() -> None:

@@ -35,6 +35,7 @@ What the engine asks for is a `Task`:
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import msgspec
 
@@ -99,6 +100,10 @@ class Checked(msgspec.Struct, frozen=True, kw_only=True, tag="checked", array_li
     entry: str
     setup: str
     driver: str
+    prelude: str = ""
+    """Trusted code run before ``setup`` (a HumanEval prompt): names it
+    defines that the candidate's program defines too resolve to the
+    program's, as they would in the single program."""
 
 
 Task = Program | Call | Checked
@@ -238,6 +243,7 @@ class Check(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     setup: str
     driver: str
     entry: str
+    prelude: str = ""
 
 
 class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -246,13 +252,26 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     id: int
     status: str
     reason: str = ""
+    output: str = ""
+    """What the test itself printed (bounded), for the output tail."""
 
 
 # --- verifier <-> candidate child (the per-job channel) -------------------------
+#
+# Values travel as `wire` trees. Either side may ask the other to act on an
+# object the other side owns (`Op`); the answer is a `Reply`. While a side
+# waits for its reply it serves the other's requests, so a candidate can
+# call back a function the test passed it, and that function can call the
+# candidate again.
 
 
 class Loaded(msgspec.Struct, frozen=True, tag="loaded", array_like=True):
-    """The child ran the candidate's program and waits for calls."""
+    """The child ran the candidate's program and waits for requests.
+
+    ``names``: ``[name, tree]`` for each function and class the program
+    itself defines, so the test's names resolve as in the single program."""
+
+    names: list[Any] = []
 
 
 class LoadFailed(msgspec.Struct, frozen=True, tag="load_failed", array_like=True):
@@ -262,22 +281,27 @@ class LoadFailed(msgspec.Struct, frozen=True, tag="load_failed", array_like=True
     reason: str
 
 
-class Returned(msgspec.Struct, frozen=True, tag="returned", array_like=True):
-    value: bytes
-    """``plain.dumps`` of the return value."""
+class Op(msgspec.Struct, frozen=True, tag="op", array_like=True):
+    """Do ``op`` on object ``ref`` of the receiving side (a handle id in the
+    child, an object id in the verifier; -1 with ``call`` and a name in
+    ``args``: the child's global of that name, looked up at call time)."""
+
+    ref: int
+    op: str
+    args: Any = None
 
 
-class Raised(msgspec.Struct, frozen=True, tag="raised", array_like=True):
-    type_name: str
-    message: str
+class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
+    """The answer to an `Op`: a value tree, or (``ok`` false) an exception
+    tree; ``writeback`` is ``[n, tree]`` for each numbered container of the
+    request that the callee changed (see `wire`)."""
+
+    ok: bool
+    value: Any = None
+    writeback: list[Any] = []
 
 
-class CallArgs(msgspec.Struct, frozen=True, tag="call", array_like=True):
-    args: bytes
-    """``plain.dumps([args, kwargs])``."""
-
-
-ChildMessage = Loaded | LoadFailed | Returned | Raised
+ChannelMessage = Loaded | LoadFailed | Op | Reply
 
 _encoder = msgspec.msgpack.Encoder()
 

@@ -2,14 +2,18 @@
 
 Started by the engine like a template (absolute interpreter, no site hooks,
 an allowlisted environment), it never runs model code. For each `Check` it
-runs the test's setup in fresh globals with the real builtins, binds the
-entry point to a proxy, and runs the driver (``check(candidate)``). Each call
-of the proxy sends the arguments as plain data over the job's channel to the
-candidate's child, which runs the candidate's function and sends back a
-plain value or the exception's type and message. So the test's comparisons
-only ever see fresh builtin values, and nothing the candidate's process does
-(frames, heap, builtins, trace hooks, fds, exit paths) can reach the code
-that decides the verdict: a check passes only if the test, run here, returns.
+runs the trusted prelude (a prompt) and the test's setup in fresh globals
+with the real builtins, binds the entry point and every name the test uses
+that the candidate's program defines to handles on the child's objects
+(see `handles`), and runs the driver (``check(candidate)``). The test sees
+what it would see in the single program, values rebuilt by trusted code and
+handles whose ``==``, ``bool``, ``hash`` and ordering are never the
+candidate's to answer, and nothing the candidate's process does (frames,
+heap, builtins, trace hooks, fds, exit paths) can reach the code that
+decides the verdict: a check passes only if the test, run here, returns.
+
+Frames to the engine go out on a descriptor of their own; what the test
+prints is captured (bounded) and reported with the verdict.
 
 The channel arrives from the slot's template over a Unix socket as an
 ``SCM_RIGHTS`` descriptor tagged with the job id, one per job. The verifier is
@@ -22,6 +26,7 @@ from __future__ import annotations
 import builtins
 import ctypes
 import gc
+import io
 import os
 import random
 import resource
@@ -32,7 +37,7 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from types import CodeType
+from types import CodeType, FunctionType
 from typing import Any
 
 
@@ -49,10 +54,10 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import frames, plain, protocol
+    from . import frames, handles, protocol
 except ImportError:
     import frames  # type: ignore[no-redef,import-not-found]
-    import plain  # type: ignore[no-redef,import-not-found]
+    import handles  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
 
 import msgspec
@@ -61,27 +66,25 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 CACHE = 256
 """Compiled tests kept (per problem): a run revisits each one n times."""
+MAX_MESSAGE = 16 * 1024 * 1024 + 1024
+"""Largest frame accepted from a candidate's child."""
+OUTPUT_CAP = 2048
+"""What the test itself may print that is kept (the rest is counted)."""
+TEST_MODULE = "__main__"
 _ID = struct.Struct("<Q")
-
-
-class CandidateGone(BaseException):
-    """The candidate's child stopped answering (died, exited, was killed)."""
+_message = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
+CandidateGone = handles.CandidateGone
+CandidateExit = handles.CandidateExit
+CandidateError = handles.CandidateError
+CheckSetupError = handles.CheckSetupError
 
 
 class CheckTimeout(BaseException):
     """The test's own CPU budget ran out in the verifier."""
 
 
-class CandidateExit(BaseException):
-    """The candidate's function raised SystemExit or another BaseException-only type."""
-
-
-class CandidateError(Exception):
-    """The candidate's function raised an exception of a type the verifier
-    does not rebuild (not a builtin exception)."""
-
-
-_child_message = msgspec.msgpack.Decoder(protocol.ChildMessage)  # type: ignore[var-annotated]
+class TestBroken(Exception):
+    """The test itself does not run (does not compile, raises at import)."""
 
 
 class Channel:
@@ -107,12 +110,20 @@ class Channel:
     def close(self) -> None:
         self.sock.close()
 
+    def send(self, msg: object) -> None:
+        try:
+            frames.write_all(self.fd, protocol.encode_frame(msg))
+        except OSError:
+            raise CandidateGone(
+                "the candidate's process ended before the check completed"
+            ) from None
+
     def receive(self) -> Any:
         (size,) = struct.unpack("<I", self._take(4))
-        if size > plain.MAX_BYTES + 1024:
+        if size > MAX_MESSAGE:
             raise CandidateGone("the candidate's value is too large")
         try:
-            return _child_message.decode(self._take(size))
+            return _message.decode(self._take(size))
         except msgspec.DecodeError:
             raise CandidateGone("the candidate's process sent a malformed message") from None
 
@@ -133,52 +144,98 @@ class Channel:
         del self.buf[:n]
         return out
 
-    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+
+class Capture(io.TextIOBase):
+    """The test's stdout and stderr: the first `OUTPUT_CAP` characters kept."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.size < OUTPUT_CAP:
+            self.kept.append(text[: OUTPUT_CAP - self.size])
+        self.size += len(text)
+        return len(text)
+
+    def text(self) -> str:
+        return "".join(self.kept)
+
+
+class Compiled:
+    """A test, compiled once: the prelude, the setup, the driver, and the
+    global names any of them reads (the ones a candidate may define)."""
+
+    def __init__(self, check: protocol.Check) -> None:
+        self.prelude = _prelude_code(check.prelude)
         try:
-            payload = plain.dumps([list(args), kwargs])
-        except plain.NotPlain as exc:
-            raise CheckSetupError(
-                f"the test passed an argument that is not plain data: {exc}"
-            ) from None
+            self.setup = compile(check.setup, "<test>", "exec")
+            self.driver = compile(check.driver, "<test driver>", "exec")
+        except SyntaxError as exc:
+            raise TestBroken(f"the test does not compile: {exc}") from None
+        self.names = _names(self.setup) | _names(self.driver)
+
+
+def _prelude_code(text: str) -> CodeType | None:
+    """The prelude's code; for a prelude that is not a whole program (a
+    prompt that is only a signature), its import statements alone."""
+    if not text.strip():
+        return None
+    try:
+        return compile(text, "<prelude>", "exec")
+    except SyntaxError:
+        pass
+    imports = [line for line in text.splitlines() if line.startswith(("import ", "from "))]
+    try:
+        return compile("\n".join(imports), "<prelude>", "exec")
+    except SyntaxError:
+        return None
+
+
+def _names(code: CodeType) -> set[str]:
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            out |= _names(const)
+    return out
+
+
+def guarded(name: str, theirs: Any, ours: FunctionType) -> Callable[..., Any]:
+    """The program's ``name``, whose every answer must match the prelude's:
+    the test may build what it compares with a helper of the prompt's, and a
+    program that redefines that helper must not decide both sides."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            os.write(self.fd, protocol.encode_frame(protocol.CallArgs(args=payload)))
-        except OSError:
-            raise CandidateGone(
-                "the candidate's process ended before the check completed"
-            ) from None
-        reply = self.receive()
-        if isinstance(reply, protocol.Returned):
-            try:
-                return plain.loads(reply.value)
-            except plain.NotPlain as exc:
-                raise CandidateError(f"the candidate returned {exc}") from None
-        if isinstance(reply, protocol.Raised):
-            raise _rebuild(reply)
-        raise CandidateGone("the candidate's process answered out of turn")
+            expected: Any = ours(*args, **kwargs)
+        except Exception as exc:
+            expected = exc
+        got = theirs(*args, **kwargs)
+        if isinstance(expected, Exception) or not _agree(expected, got):
+            raise handles.Refused(
+                f"strict scoring: the program's {name} answers differently from the "
+                "problem's own on the test's input"
+            )
+        return got
+
+    call.__name__ = name
+    return call
 
 
-class CheckSetupError(Exception):
-    """The test cannot be run in this model (an engine/suite limitation)."""
-
-
-def _rebuild(raised: protocol.Raised) -> BaseException:
-    """A fresh exception of the candidate's builtin type, or a stand-in."""
-    message = raised.message[:2000]
-    cls = getattr(builtins, raised.type_name, None)
-    if isinstance(cls, type) and issubclass(cls, BaseException):
-        if not issubclass(cls, Exception):
-            return CandidateExit(f"{raised.type_name}: {message}")
-        try:
-            return cls(message)
-        except Exception:
-            pass
-    return CandidateError(f"{raised.type_name}: {message}")
+def _agree(a: Any, b: Any) -> bool:
+    try:
+        return (type(a) is type(b) and bool(a == b)) or a is b
+    except Exception:
+        return False
 
 
 def _reason(exc: BaseException) -> str:
     text = str(exc)
     name = type(exc).__name__
-    if isinstance(exc, CandidateError | CandidateExit | CandidateGone):
+    if isinstance(exc, CandidateError | CandidateExit | CandidateGone | handles.Refused):
         return text[:500]
     return (f"{name}: {text}" if text else name)[:500]
 
@@ -193,27 +250,30 @@ def _on_prof(signum: int, frame: object) -> None:
 
 
 class Verifier:
-    def __init__(self, hello: protocol.VerifierHello) -> None:
+    def __init__(self, hello: protocol.VerifierHello, out_fd: int) -> None:
         self.hello = hello
+        self.out_fd = out_fd
         self.link = socket.socket(fileno=hello.link_fd)
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
-        self.cache: OrderedDict[tuple[str, str], tuple[CodeType, CodeType]] = OrderedDict()
+        self.cache: OrderedDict[tuple[str, str, str], Compiled | TestBroken] = OrderedDict()
         signal.signal(signal.SIGPROF, _on_prof)
 
-    def compiled(self, check: protocol.Check) -> tuple[CodeType, CodeType]:
-        key = (check.setup, check.driver)
+    def compiled(self, check: protocol.Check) -> Compiled:
+        key = (check.prelude, check.setup, check.driver)
         hit = self.cache.get(key)
         if hit is None:
-            hit = (
-                compile(check.setup, "<test>", "exec"),
-                compile(check.driver, "<test driver>", "exec"),
-            )
+            try:
+                hit = Compiled(check)
+            except TestBroken as exc:
+                hit = exc
             self.cache[key] = hit
             if len(self.cache) > CACHE:
                 self.cache.popitem(last=False)
         else:
             self.cache.move_to_end(key)
+        if isinstance(hit, TestBroken):
+            raise hit
         return hit
 
     def channel_for(self, job_id: int) -> int:
@@ -231,42 +291,102 @@ class Verifier:
         return fds[0]
 
     def run(self, check: protocol.Check) -> protocol.CheckResult:
-        def result(status: str, reason: str = "") -> protocol.CheckResult:
-            return protocol.CheckResult(id=check.id, status=status, reason=reason)
+        capture = Capture()
 
-        try:
-            setup, driver = self.compiled(check)
-        except SyntaxError as exc:
-            return result("error", f"the test does not compile: {exc}")
+        def result(status: str, reason: str = "") -> protocol.CheckResult:
+            return protocol.CheckResult(
+                id=check.id, status=status, reason=reason, output=capture.text()
+            )
+
+        # The channel is taken first, whatever happens: the template passes
+        # one per job, and the child waits on it until it is closed.
         fd = self.channel_for(check.id)
         os.set_blocking(fd, True)
         chan = Channel(fd, time.monotonic() + self.hello.wall_s + 2.0)
+        stdout, stderr = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = capture
         try:
-            scope: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-            try:
-                exec(setup, scope)
-            except Exception as exc:
-                return result("error", f"the test's setup failed: {_reason(exc)}")
-            try:
-                first = chan.receive()
-            except CandidateGone as exc:
-                return result("failed", str(exc))
-            if isinstance(first, protocol.LoadFailed):
-                status = first.status if first.status in ("failed", "error") else "failed"
-                return result(status, first.reason[:500])
-            if not isinstance(first, protocol.Loaded):
-                return result("failed", "the candidate's process answered out of turn")
-
-            def candidate(*args: Any, **kwargs: Any) -> Any:
-                return chan.call(args, kwargs)
-
-            candidate.__name__ = check.entry
-            scope[check.entry] = candidate
-            random.setstate(self.random_state)
-            return self._drive(driver, scope, result)
+            return self._check(check, chan, result)
         finally:
+            sys.stdout, sys.stderr = stdout, stderr
             chan.close()
             os.close(fd)
+
+    def _check(
+        self,
+        check: protocol.Check,
+        chan: Channel,
+        result: Callable[..., protocol.CheckResult],
+    ) -> protocol.CheckResult:
+        try:
+            code = self.compiled(check)
+        except TestBroken as exc:
+            return result("error", str(exc)[:500])
+        scope: dict[str, Any] = {"__name__": TEST_MODULE, "__builtins__": builtins}
+        random.setstate(self.random_state)
+        try:
+            if code.prelude is not None:
+                exec(code.prelude, scope)
+            before = dict(scope)
+            exec(code.setup, scope)
+        except Exception as exc:
+            return result("error", f"the test's setup failed: {_reason(exc)}")
+        ours = {k for k, v in scope.items() if k not in before or before[k] is not v}
+        prelude = {k: v for k, v in before.items() if k not in ours}
+        twins = {
+            v.__qualname__: v
+            for v in prelude.values()
+            if isinstance(v, type) and v.__module__ == TEST_MODULE
+        }
+        session = handles.Session(chan, TEST_MODULE, twins)
+        try:
+            first = chan.receive()
+        except CandidateGone as exc:
+            return result("failed", str(exc))
+        if isinstance(first, protocol.LoadFailed):
+            status = first.status if first.status in ("failed", "error") else "failed"
+            return result(status, first.reason[:500])
+        if not isinstance(first, protocol.Loaded):
+            return result("failed", "the candidate's process answered out of turn")
+        try:
+            self._bind(scope, check.entry, first.names, code.names - ours, session, prelude)
+        except Exception as exc:
+            return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
+        random.setstate(self.random_state)
+        return self._drive(code.driver, scope, result)
+
+    def _bind(
+        self,
+        scope: dict[str, Any],
+        entry: str,
+        names: list[Any],
+        wanted: set[str],
+        session: handles.Session,
+        prelude: dict[str, Any],
+    ) -> None:
+        """Point the test's names at the candidate's definitions, as the
+        single program would resolve them, except the builtins (the test
+        keeps the real ones). A function the prelude defines too is
+        `guarded`: the prelude's own answer must agree."""
+        found: dict[str, Any] = {}
+        for item in names[:10_000]:
+            if type(item) is list and len(item) == 2 and type(item[0]) is str:
+                name = item[0]
+                if name == entry or (name in wanted and not hasattr(builtins, name)):
+                    found[name] = item[1]
+        for name, tree in found.items():
+            value = session.decode(tree)
+            trusted = prelude.get(name)
+            if name != entry and isinstance(trusted, FunctionType):
+                value = guarded(name, value, trusted)
+            scope[name] = value
+        if entry not in found:
+
+            def candidate(*args: Any, **kwargs: Any) -> Any:
+                return session.ask(-1, "call", [entry, list(args), kwargs])
+
+            candidate.__name__ = entry
+            scope[entry] = candidate
 
     def _drive(
         self,
@@ -297,6 +417,13 @@ def main() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Frames go out on a descriptor of their own; whatever the test writes
+    # to fds 1 and 2 (below Python's sys.stdout) is dropped.
+    out_fd = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
     reader = frames.FrameReader(0)
     try:
         hello = msgspec.msgpack.decode(reader.frame(), type=protocol.VerifierHello)
@@ -305,7 +432,7 @@ def main() -> None:
     if hello.memory_mb > 0:
         limit = hello.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    verifier = Verifier(hello)
+    verifier = Verifier(hello, out_fd)
     decoder = msgspec.msgpack.Decoder(protocol.Check)
     gc.freeze()
     while True:
@@ -314,7 +441,7 @@ def main() -> None:
         except EOFError:
             break
         outcome = verifier.run(check)
-        frames.write_all(1, protocol.encode_frame(outcome))
+        frames.write_all(out_fd, protocol.encode_frame(outcome))
 
 
 if __name__ == "__main__":

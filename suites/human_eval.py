@@ -81,7 +81,8 @@ def checked_task(problem: Problem, completion: str) -> Checked:
     return Checked(
         program=f["prompt"] + completion,
         entry=entry,
-        setup=f["prompt"] + "\n" + f["test"],
+        prelude=f["prompt"],
+        setup=f["test"],
         driver=f"check({entry})",
     )
 

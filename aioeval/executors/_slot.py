@@ -169,7 +169,13 @@ class Slot:
             self.verifier = await self._start_verifier()
         verifier = self.verifier
         await verifier.send(
-            protocol.Check(id=job_id, setup=task.setup, driver=task.driver, entry=task.entry)
+            protocol.Check(
+                id=job_id,
+                setup=task.setup,
+                driver=task.driver,
+                entry=task.entry,
+                prelude=task.prelude,
+            )
         )
         child = await self._exchange(job_id, protocol.Serve(program=task.program, entry=task.entry))
         if child.status != "exited":
