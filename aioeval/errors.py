@@ -8,6 +8,12 @@ verdict. These are for the engine's own failures and for input it refuses.
     ├── EndpointError             endpoint refused, unreachable or unsafe (SSRF)
     ├── SandboxError              the sandbox pool cannot start or run at all
     └── IncompleteRunError        the run finished but some samples are infra_error
+
+    CandidateFault                not an engine error: what a suite raises when
+                                  the answer itself cannot be judged (unparsable,
+                                  a literal too large); that answer's ``error``.
+                                  Any other exception while judging is the
+                                  engine's, an ``infra_error``.
 """
 
 from __future__ import annotations
@@ -39,3 +45,8 @@ class SandboxError(AioevalError):
 
 class IncompleteRunError(AioevalError):
     pass
+
+
+class CandidateFault(Exception):
+    """The answer itself cannot be judged: that answer's verdict, not an
+    engine failure (see the module docstring)."""

@@ -26,6 +26,7 @@ from typing import Literal
 
 import msgspec
 
+from aioeval.errors import CandidateFault
 from aioeval.sandbox import plain
 
 Task = Literal["o", "i"]
@@ -38,7 +39,7 @@ MAX_ANSWER = 1_000_000
 """Longest answer text parsed (characters); longer answers are rejected."""
 
 
-class AnswerRejected(ValueError):
+class AnswerRejected(CandidateFault, ValueError):
     """A strict-mode answer that is not of the accepted form; str() is the reason."""
 
 

@@ -3,9 +3,11 @@
 Deduplication is single-flight: the first copy of a (problem, answer) pair
 is executed, later copies wait for it and reuse its verdict (marked
 ``cached``). What counts as identical is the suite's `dedup_key`, which must
-only merge candidates certain to execute identically. An exception a suite
-raises while judging an answer becomes that answer's ``error``; only the
-sandbox pool failing as a whole (SandboxError) stops the run.
+only merge candidates certain to execute identically. A `CandidateFault` a
+suite raises while judging an answer is that answer's ``error``; any other
+exception is the engine's (``infra_error``, cause ``engine``: never counted
+against the model, and the run is incomplete); only the sandbox pool failing
+as a whole (SandboxError) stops the run.
 
 With ``params.recheck_timeouts`` every timed-out candidate (copies included,
 with or without dedup) is run once more when the pipeline has drained, and
@@ -22,7 +24,7 @@ from pathlib import Path
 import anyio
 
 from aioeval.config import Params
-from aioeval.errors import SandboxError
+from aioeval.errors import CandidateFault, SandboxError
 from aioeval.executors.base import Executor
 from aioeval.run.contract import WorkItem
 from aioeval.run.journal import read_results, rewrite_journal
@@ -117,9 +119,11 @@ class Judge:
             return await self.suite.judge(problem, text, self.pool)
         except SandboxError:
             raise
+        except CandidateFault as exc:
+            return Error(reason=str(exc)[:500]), Execution()
         except Exception as exc:
             reason = f"the engine could not judge this answer: {type(exc).__name__}: {exc}"
-            return Error(reason=reason[:500]), Execution()
+            return InfraError(reason=reason[:500], cause="engine"), Execution()
 
     async def _key(self, problem: Problem, text: str) -> bytes:
         """16-byte dedup key; a long text is keyed off the event loop."""
