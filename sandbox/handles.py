@@ -239,16 +239,15 @@ class Session:
             snaps = wire.snapshot(codec.memo)
             value = self._perform(target, op.op, args)
             tree = codec.encode(value)
-            back = [[n, codec.contents(codec.memo[n], 0)] for n in wire.changed(codec.memo, snaps)]
-            return protocol.Reply(ok=True, value=tree, writeback=back)
+            return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
         except Exception as exc:  # the test's own code raised: the child gets it
             return protocol.Reply(ok=False, value=self._exc_tree(exc, codec))
 
     def _perform(self, target: Any, op: str, args: Any) -> Any:
         if op == "call":
-            if type(args) is not list or len(args) != 2 or type(args[1]) is not dict:
+            if type(args) is not tuple or len(args) != 2 or type(args[0]) is not tuple:
                 raise TypeError("malformed call")
-            return target(*args[0], **args[1])
+            return target(*args[0], **(args[1] or {}))
         if op == "getattr":
             if type(args) is not str or args.startswith("_") or not self._owned(target):
                 raise AttributeError(f"the test's object has no readable attribute {args!r}")
@@ -348,7 +347,7 @@ class Handle:
         self._ask("delattr", name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._ask("call", [list(args), kwargs])
+        return self._ask("call", (args, kwargs or None))
 
     def __iter__(self) -> Any:
         if self._flags & ITERATOR:

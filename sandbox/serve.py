@@ -163,7 +163,7 @@ class Proxy:
         object.__setattr__(self, "_vid", vid)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._peer.ask(self._vid, "call", [list(args), kwargs])
+        return self._peer.ask(self._vid, "call", (args, kwargs or None))
 
     def __getattr__(self, name: str) -> Any:
         return self._peer.ask(self._vid, "getattr", name)
@@ -282,8 +282,7 @@ class _Peer:
             snaps = wire.snapshot(codec.memo)
             value = self.perform(op, args)
             tree = codec.encode(value)
-            back = [[n, codec.contents(codec.memo[n], 0)] for n in wire.changed(codec.memo, snaps)]
-            return protocol.Reply(ok=True, value=tree, writeback=back)
+            return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
         except _BaseException as exc:
             try:
                 return protocol.Reply(ok=False, value=_exception_tree(exc, self.codec()))
@@ -293,13 +292,13 @@ class _Peer:
     def perform(self, op: protocol.Op, args: Any) -> Any:
         name = op.op
         if op.ref == -1:  # a global of the program, looked up now
-            fn = self.scope.get(args[0]) if _type(args) is list else None
+            fn = self.scope.get(args[0])
             if fn is None:
                 raise NameError(f"name {args[0]!r} is not defined")
-            return fn(*args[1], **args[2])  # type: ignore[operator]
+            return fn(*args[1], **(args[2] or {}))  # type: ignore[operator]
         target = self.objects[op.ref]
         if name == "call":
-            return target(*args[0], **args[1])  # type: ignore[operator]
+            return target(*args[0], **(args[1] or {}))  # type: ignore[operator]
         if name == "getattr":
             return _getattr(target, args)
         if name == "setattr":

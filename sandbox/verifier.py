@@ -383,7 +383,7 @@ class Verifier:
         if entry not in found:
 
             def candidate(*args: Any, **kwargs: Any) -> Any:
-                return session.ask(-1, "call", [entry, list(args), kwargs])
+                return session.ask(-1, "call", (entry, args, kwargs or None))
 
             candidate.__name__ = entry
             scope[entry] = candidate

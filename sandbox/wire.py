@@ -286,6 +286,13 @@ class Codec:
 
     # --- writing back -------------------------------------------------------
 
+    def writeback(self, snaps: list[object]) -> list[Any]:
+        """``[n, contents]`` of each numbered container of the request that
+        differs from its snapshot, for the caller to `refill`."""
+        if not snaps:
+            return []
+        return [[n, self.contents(self.memo[n], 0)] for n in changed(self.memo, snaps)]
+
     def refill(self, target: Any, t: Any) -> None:
         """Make ``target`` (a numbered container of this side) hold the
         contents ``t`` describes, in place: the caller's object keeps its

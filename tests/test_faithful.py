@@ -340,3 +340,48 @@ def test_intended_differences(
     got = verdicts["strict"][(name, 0)]
     assert got.status == strict_status and reason in got.reason, got
     assert verdicts["official"][(name, 0)].status == official_status
+
+
+MBPP_ROWS = [
+    {
+        "task_id": 1,
+        "text": "Append x to a list in place.",
+        "code": "def add_item(xs, x):\n    xs.append(x)\n",
+        "test_list": ["a = [1]\nadd_item(a, 2)\nassert a == [1, 2]"],
+    },
+    {
+        "task_id": 2,
+        "text": "Generate the naturals.",
+        "code": "def naturals():\n    i = 0\n    while True:\n        yield i\n        i += 1\n",
+        "test_list": ["g = naturals()\nassert next(g) == 0\nassert next(g) == 1"],
+    },
+    {
+        "task_id": 3,
+        "text": "Sort in place and return the list.",
+        "code": "def srt(xs):\n    xs.sort()\n    return xs\n",
+        "test_list": ["a = [3, 1]\nassert srt(a) is a and a == [1, 3]"],
+    },
+]
+
+
+@pytest.mark.parametrize("scoring", ["strict", "official"])
+def test_mbpp_reference_solutions_of_ordinary_shapes_pass(tmp_path: Path, scoring: str) -> None:
+    """In-place mutation, an endless generator read with next(), the same
+    list returned: each reference solution passes in both models."""
+    data = tmp_path / "mbpp.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in MBPP_ROWS))
+    cfg = aioeval.load_config(
+        overrides=[
+            f"params.scoring={scoring}",
+            "params.execute=true",
+            f"params.dataset_path={data}",
+        ]
+    )
+    spec = aioeval.RunSpec(benchmark="mbpp", config=cfg, out_dir=str(tmp_path / "out"))
+    summary = anyio.run(lambda: aioeval.evaluate(spec))
+    dec = msgspec.json.Decoder(CandidateResult)
+    rows = [dec.decode(x) for x in (tmp_path / "out" / "results.jsonl").read_bytes().splitlines()]
+    assert summary.complete and len(rows) == len(MBPP_ROWS)
+    assert {r.problem_id: r.status for r in rows} == {
+        str(r["task_id"]): "passed" for r in MBPP_ROWS
+    }
