@@ -134,6 +134,7 @@ def run(program: str, channel: int) -> NoReturn:
 def _defined(scope: dict[str, object]) -> list[tuple[str, object]]:
     """The functions and classes the program itself made (not ones it imported)."""
     out = []
+    value: Any
     for name, value in list(scope.items()):
         if name.startswith("__"):
             continue
@@ -334,7 +335,7 @@ class _Peer:
         raise TypeError(f"unknown operation {name!r}")
 
 
-def _flags(v: object) -> int:
+def _flags(v: Any) -> int:
     t = _type(v)
     flags = 0
     if _callable(v):
@@ -356,12 +357,13 @@ def _flags(v: object) -> int:
     return flags
 
 
-def _base(v: object) -> str:
+def _base(v: Any) -> str:
     if _isinstance(v, type):
         if _issubclass(v, _BaseException):
             for c in v.__mro__:
-                if _getattr(builtins, c.__name__, None) is c:
-                    return _str(c.__name__)
+                name = _str(c.__name__)
+                if _getattr(builtins, name, None) is c:
+                    return name
         return ""
     for b in _BUILTIN_BASES:
         if _isinstance(v, b):
@@ -411,7 +413,7 @@ def _exception_tree(exc: BaseException, codec: wire.Codec) -> object:
 
 def _rebuild_exception(t: list[Any], peer: _Peer) -> BaseException:
     """An exception the test's code raised, as the candidate sees it."""
-    cls = _getattr(builtins, t[1], None)
+    cls: Any = _getattr(builtins, t[1], None)
     if not (_isinstance(cls, type) and _issubclass(cls, _Exception)):
         cls = _Exception
     args = peer.codec().decode(t[4])

@@ -54,11 +54,12 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import frames, handles, protocol
+    from . import frames, handles, protocol, session
 except ImportError:
     import frames  # type: ignore[no-redef,import-not-found]
     import handles  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
+    import session  # type: ignore[no-redef,import-not-found]
 
 import msgspec
 
@@ -338,7 +339,7 @@ class Verifier:
             for v in prelude.values()
             if isinstance(v, type) and v.__module__ == TEST_MODULE
         }
-        session = handles.Session(chan, TEST_MODULE, twins)
+        talk = session.Session(chan, TEST_MODULE, twins)
         try:
             first = chan.receive()
         except CandidateGone as exc:
@@ -349,7 +350,7 @@ class Verifier:
         if not isinstance(first, protocol.Loaded):
             return result("failed", "the candidate's process answered out of turn")
         try:
-            self._bind(scope, check.entry, first.names, code.names - ours, session, prelude)
+            self._bind(scope, check.entry, first.names, code.names - ours, talk, prelude)
         except Exception as exc:
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         random.setstate(self.random_state)
@@ -361,7 +362,7 @@ class Verifier:
         entry: str,
         names: list[Any],
         wanted: set[str],
-        session: handles.Session,
+        talk: session.Session,
         prelude: dict[str, Any],
     ) -> None:
         """Point the test's names at the candidate's definitions, as the
@@ -375,7 +376,7 @@ class Verifier:
                 if name == entry or (name in wanted and not hasattr(builtins, name)):
                     found[name] = item[1]
         for name, tree in found.items():
-            value = session.decode(tree)
+            value = talk.decode(tree)
             trusted = prelude.get(name)
             if name != entry and isinstance(trusted, FunctionType):
                 value = guarded(name, value, trusted)
@@ -383,7 +384,7 @@ class Verifier:
         if entry not in found:
 
             def candidate(*args: Any, **kwargs: Any) -> Any:
-                return session.ask(-1, "call", (entry, args, kwargs or None))
+                return talk.ask(-1, "call", (entry, args, kwargs or None))
 
             candidate.__name__ = entry
             scope[entry] = candidate

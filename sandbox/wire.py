@@ -251,7 +251,7 @@ class Codec:
             d.extend(self.decode(x, depth + 1) for x in t[2])
             return d
         if kind in ("Counter", "OrderedDict") and _len(t) == 3 and _type(t[2]) is list:
-            made = _Counter() if kind == "Counter" else _OrderedDict()
+            made: Any = _Counter() if kind == "Counter" else _OrderedDict()
             return self._fill(self._numbered(made), t[2], depth)
         if kind == "defaultdict" and _len(t) == 4 and _type(t[3]) is list:
             factory = t[2]
@@ -394,10 +394,12 @@ def changed(memo: list[Any], snaps: list[object]) -> list[int]:
     """Numbers of the containers whose contents differ from ``snaps``."""
     now = snapshot(memo[: _len(snaps)])
     out = []
+    old: Any
+    new: Any
     for n, (old, new) in enumerate(zip(snaps, now, strict=True)):
         if _type(old) is bytes:
             if old != new:
                 out.append(n)
-        elif _len(old) != _len(new) or any(a is not b for a, b in zip(old, new, strict=True)):  # type: ignore[arg-type]
+        elif _len(old) != _len(new) or any(a is not b for a, b in zip(old, new, strict=True)):
             out.append(n)
     return out
