@@ -185,7 +185,7 @@ async def test_fork_bomb(env: Env) -> None:
                 pass
         """,
     )
-    assert out.status == "timeout", out
+    assert out.status == "timeout" and "verifier could not finish" in out.reason, out
 
 
 async def test_50_gb_allocation(env: Env) -> None:
@@ -371,7 +371,7 @@ async def test_ignoring_signals_while_spinning(env: Env) -> None:
             pass
         """,
     )
-    assert out.status == "timeout", out
+    assert out.status == "timeout" and "verifier could not finish" in out.reason, out
 
 
 async def test_blocking_in_c_with_signals_masked(env: Env) -> None:
@@ -547,3 +547,60 @@ async def test_deleting_the_work_dir(env: Env) -> None:
     )
     assert out.status in {"passed", "failed"}, out
     assert out.status != "infra_error"
+
+
+FLOOD = textwrap.dedent(
+    """
+    import os, stat, struct, sys
+    MASK = (1 << 64) - 1
+    P1, P2, P5 = 11400714785074694791, 14029467366897019727, 2870177450012600261
+    def rotl(x, r):
+        return ((x << r) | (x >> (64 - r))) & MASK
+    def rotr(x, r):
+        return ((x >> r) | (x << (64 - r))) & MASK
+    def after(acc, lane):
+        return rotl((acc + lane * P2) & MASK, 31) * P1 & MASK
+    # Pairs (a, b) whose tuple hashes all collide: for each a, solve for
+    # the lane b must have, and keep it when an int of that hash exists.
+    final = (1 + (2 ^ (P5 ^ 3527539))) & MASK
+    before = rotr(final * pow(P1, -1, 1 << 64) & MASK, 31)
+    inv2 = pow(P2, -1, 1 << 64)
+    M = (1 << 61) - 1
+    keys = []
+    a = 10
+    while len(keys) < 60000:
+        a += 1
+        lane = (before - after(P5, a)) * inv2 & MASK
+        if lane < M:
+            keys.append((a, lane))
+        elif lane > (1 << 64) - M:
+            keys.append((a, lane - (1 << 64)))
+    def pack_int(v):
+        return b"\\xd3" + struct.pack(">q", v)
+    body = b"\\xdf" + struct.pack(">I", len(keys))
+    body += b"".join(b"\\x92" + pack_int(x) + pack_int(y) + b"\\xc0" for x, y in keys)
+    # a Loaded frame whose one name carries the map, on the job's channel
+    frame = b"\\x92\\xa6loaded\\x91\\x92\\xa1x" + body
+    for fd in range(3, 64):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.write(fd, struct.pack("<I", len(frame)) + frame)
+        except OSError:
+            pass
+    os._exit(0)
+    """
+)
+
+
+async def test_a_reply_that_floods_the_verifiers_hash_table(env: Env) -> None:
+    """Tuple keys built to share one hash, in a frame the verifier decodes in
+    C code its CPU timer cannot interrupt: the answer is the candidate's
+    timeout (never a pass, never the engine's infra_error), and the slot is
+    fresh for the next answer."""
+    checked = Checked(program=FLOOD, entry="f", setup="", driver="assert f(1) == 2")
+    out = await run(env, checked)
+    assert out.status == "timeout" and "verifier could not finish" in out.reason, out
+    honest = Checked(
+        program="def f(x):\n    return x + 1\n", entry="f", setup="", driver="assert f(1) == 2"
+    )
+    assert (await run(env, honest)).status == "passed"

@@ -189,12 +189,26 @@ class Slot:
             self.broken = True
             return child
         # A test runs on a CPU budget in the verifier; on a loaded machine
-        # its wall time can be longer.
-        with anyio.fail_after(self.pool.limits.cpu_s + self.pool.limits.wall_s):
+        # its wall time can be longer. A verifier still busy past that is
+        # stuck in C code on what the candidate sent (a child can send a
+        # hostile reply and exit): the answer's timeout, and a fresh slot.
+        budget = self.pool.limits.cpu_s + self.pool.limits.wall_s
+        with anyio.move_on_after(budget):
             check = _check_result.decode(await verifier.frame())
-        if check.id != job_id:
-            raise SandboxError("verifier protocol out of step")
-        return msgspec.structs.replace(child, status=check.status, reason=check.reason)
+            if check.id != job_id:
+                raise SandboxError("verifier protocol out of step")
+            tail = child.output_tail
+            if check.output:
+                tail = (tail + "\n" if tail else "") + "[the test printed]\n" + check.output
+            return msgspec.structs.replace(
+                child, status=check.status, reason=check.reason, output_tail=tail
+            )
+        self.broken = True
+        return msgspec.structs.replace(
+            child,
+            status="timeout",
+            reason=f"the verifier could not finish judging this answer within {budget:g}s",
+        )
 
     async def kill(self) -> None:
         template, self.template = self.template, None
