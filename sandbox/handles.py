@@ -99,9 +99,12 @@ class Handle:
         state = self._ask("state")
         if type(state) is not dict or not all(type(k) is str for k in state):
             return _no_value
-        made = object.__new__(twin)
-        for key, value in state.items():
-            object.__setattr__(made, key, value)
+        try:
+            made = object.__new__(twin)
+            for key, value in state.items():
+                object.__setattr__(made, key, value)
+        except (TypeError, AttributeError):  # a class object.__new__ cannot make
+            return _no_value
         return made
 
     def _value(self, question: str) -> Any:
@@ -173,6 +176,8 @@ class Handle:
     def __eq__(self, other: object) -> bool:
         if other is self:
             return True
+        if self._flags & DEFAULT_EQ and self._base is None:
+            return False  # identity, as the class's own (default) == says
         mine = self._plain()
         if mine is _no_value:
             if self._flags & DEFAULT_EQ:

@@ -220,6 +220,20 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return x / 3, float('nan'), 2 ** x\n",
         "    return x / 3, 0.0, 2 ** x\n",
     ),
+    "enum member of the prompt": (
+        'from enum import Enum\n\n\nclass Color(Enum):\n    RED = 1\n    BLUE = 2\n\n\ndef parse(c):\n    """r -> RED, b -> BLUE"""\n',
+        "def check(candidate):\n    assert candidate('r') == Color.RED\n    assert candidate('b') is Color.BLUE\n    assert candidate('r') != Color.BLUE\n",
+        "parse",
+        "    return Color.RED if c == 'r' else Color.BLUE\n",
+        "    return Color.BLUE\n",
+    ),
+    "the same object twice, by identity": (
+        'class Node:\n    pass\n\n\ndef pick(a, b, first):\n    """a if first else b"""\n',
+        "def check(candidate):\n    a, b = Node(), Node()\n    assert candidate(a, b, True) is a\n    assert candidate(a, b, False) == b\n",
+        "pick",
+        "    return a if first else b\n",
+        "    return b if first else a\n",
+    ),
     "global state across calls": (
         'SEEN = []\n\n\ndef remember(x):\n    """append x, return how many"""\n',
         "def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\n",
