@@ -26,7 +26,6 @@ import math
 import os
 import resource
 import struct
-import sys
 from collections.abc import Callable, Mapping
 
 try:
@@ -189,10 +188,10 @@ def _program(program: str, token: bytes, result_fd: int) -> None:
     try:
         _exec(code, scope)
     except _BaseException as exc:
-        _flush()
+        serve.flush()
         _send(result_fd, token, FAILED, _reason(exc).encode("utf-8", "replace"))
         _exit(0)
-    _flush()
+    serve.flush()
     _send(result_fd, token, PASSED, b"")
     _exit(0)
 
@@ -211,20 +210,12 @@ def _call(task: protocol.Call, token: bytes, result_fd: int) -> None:
             value = fn(*args, **kwargs)  # type: ignore[operator]
         payload = plain.dumps(value)
     except _BaseException as exc:
-        _flush()
+        serve.flush()
         _send(result_fd, token, FAILED, _reason(exc).encode("utf-8", "replace"))
         _exit(0)
-    _flush()
+    serve.flush()
     _send(result_fd, token, VALUE, payload)
     _exit(0)
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
 
 
 def parse_report(data: bytes, token: bytes) -> tuple[bytes, bytes] | None:

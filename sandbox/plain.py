@@ -36,14 +36,20 @@ from typing import Any
 
 import msgspec
 
+try:
+    from . import wire
+    from .wire import AS_BASE, check_hashes
+except ImportError:  # loaded as a top-level module inside the template
+    import wire  # type: ignore[no-redef,import-not-found]
+    from wire import AS_BASE, check_hashes  # type: ignore[no-redef,import-not-found]
+
+MAX_SAME_HASH = wire.MAX_SAME_HASH
 MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 MAX_BYTES = 16 * 1024 * 1024
 """Largest encoded value accepted from an untrusted process."""
 MAX_INT_BITS = 1 << 20
 """Largest int accepted (arithmetic on it in a test stays fast)."""
-MAX_SAME_HASH = 64
-"""Most items of one set or dict that may share a hash value."""
 
 # Bound at import time, before any candidate code runs in a forked child, so
 # rebinding builtins.type or builtins.len later does not change the encoder.
@@ -60,22 +66,8 @@ _StopIteration = StopIteration
 _issubclass = issubclass
 _ExactTypes = (bool, int, float, str, bytes, type(None))
 _Iterator = collections.abc.Iterator
-# A subclass travels as its base type's value, read with the base's methods.
-_AS_BASE: tuple[tuple[type, Any], ...] = (
-    (int, int.__int__),
-    (float, float.__float__),
-    (str, str.__str__),
-    (bytes, bytes.__bytes__),
-    (tuple, lambda v: tuple(tuple.__iter__(v))),
-    (list, lambda v: list(list.__iter__(v))),
-    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
-    (set, lambda v: set(set.__iter__(v))),
-    (dict, lambda v: dict(dict.items(v))),
-)
-
-
-class NotPlain(Exception):
-    """The value is not plain builtin data."""
+NotPlain = wire.NotData
+"""The value is not plain builtin data."""
 
 
 def _int_bytes(v: int) -> bytes:
@@ -116,7 +108,7 @@ def to_plain(value: object) -> object:
             return ["d", [[conv(k, depth + 1), conv(x, depth + 1)] for k, x in items]]
         if t is range:
             return ["r", v.start, v.stop, v.step]  # type: ignore[attr-defined]
-        for base, read in _AS_BASE:
+        for base, read in AS_BASE:
             if _issubclass(t, base):
                 return conv(read(v), depth + 1)
         if getattr(t, "__module__", None) == "numpy" and getattr(v, "shape", None) == ():
@@ -193,21 +185,6 @@ def from_plain(tree: Any) -> Any:
         raise NotPlain(f"unknown tag {tag!r}")
 
     return build(tree, 0)
-
-
-def check_hashes(items: list[Any]) -> list[Any]:
-    """``items``, unless more than `MAX_SAME_HASH` of them share one hash
-    value (which would make building a set or dict of them quadratic).
-    Raises NotPlain, or TypeError for an unhashable item."""
-    if len(items) <= MAX_SAME_HASH:
-        return items
-    counts: dict[int, int] = {}
-    for item in items:
-        h = hash(item)
-        n = counts[h] = counts.get(h, 0) + 1
-        if n > MAX_SAME_HASH:
-            raise NotPlain("too many items with the same hash value")
-    return items
 
 
 def _scalar_float(x: Any) -> float:

@@ -57,22 +57,6 @@ _BUILTIN_BASES = (
     set,
     frozenset,
 )
-# The builtin value of a subclass, read with the builtin type's own methods.
-_AS_BASE: tuple[tuple[type, Any], ...] = (
-    (bool, lambda v: int.__int__(v) != 0),
-    (int, int.__int__),
-    (float, float.__float__),
-    (complex, lambda v: complex(complex.__getattribute__(v, "real"), v.imag)),
-    (str, str.__str__),
-    (bytes, bytes.__bytes__),
-    (bytearray, lambda v: bytearray(bytearray.__iter__(v))),
-    (tuple, lambda v: tuple(tuple.__iter__(v))),
-    (list, lambda v: list(list.__iter__(v))),
-    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
-    (set, lambda v: set(set.__iter__(v))),
-    (dict, lambda v: dict(dict.items(v))),
-)
-
 _type = type
 _id = id
 _len = len
@@ -114,7 +98,7 @@ def run(program: str, channel: int) -> NoReturn:
     try:
         _exec(code, scope)
     except _BaseException as exc:
-        _flush()
+        flush()
         peer.send(protocol.LoadFailed(status="failed", reason=_reason(exc)))
         _done()
     peer.scope = scope
@@ -377,7 +361,7 @@ def _name(v: object) -> str:
 
 
 def _as_base(v: object) -> object:
-    for base, read in _AS_BASE:
+    for base, read in wire.AS_BASE:
         if _isinstance(v, base):
             return read(v)
     raise TypeError("not a builtin value")
@@ -431,7 +415,8 @@ def _reason(exc: BaseException) -> str:
     return text[:500]
 
 
-def _flush() -> None:
+def flush() -> None:
+    """Flush Python's buffered stdout and stderr, whatever the candidate did to them."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -440,5 +425,5 @@ def _flush() -> None:
 
 
 def _done() -> NoReturn:
-    _flush()
+    flush()
     _exit(0)

@@ -72,6 +72,22 @@ _FACTORIES: dict[str, Any] = {
 }
 _FACTORY_NAMES = {id(v): k for k, v in _FACTORIES.items()}
 MUTABLE = (list, dict, set, bytearray, _deque, _Counter, _OrderedDict, _defaultdict)
+AS_BASE: tuple[tuple[type, Any], ...] = (
+    (bool, lambda v: int.__int__(v) != 0),
+    (int, int.__int__),
+    (float, float.__float__),
+    (complex, lambda v: complex(complex.__getattribute__(v, "real"), v.imag)),
+    (str, str.__str__),
+    (bytes, bytes.__bytes__),
+    (bytearray, lambda v: bytearray(bytearray.__iter__(v))),
+    (tuple, lambda v: tuple(tuple.__iter__(v))),
+    (list, lambda v: list(list.__iter__(v))),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+    (set, lambda v: set(set.__iter__(v))),
+    (dict, lambda v: dict(dict.items(v))),
+)
+"""The builtin value of a subclass of a builtin type, read with the builtin
+type's own methods (whatever the subclass overrides stays out of it)."""
 """Containers that get a number in an exchange (and can be written back)."""
 
 

@@ -185,7 +185,7 @@ async def test_fork_bomb(env: Env) -> None:
                 pass
         """,
     )
-    assert out.status == "timeout" and "verifier could not finish" in out.reason, out
+    assert out.status == "timeout", out
 
 
 async def test_50_gb_allocation(env: Env) -> None:
@@ -371,7 +371,7 @@ async def test_ignoring_signals_while_spinning(env: Env) -> None:
             pass
         """,
     )
-    assert out.status == "timeout" and "verifier could not finish" in out.reason, out
+    assert out.status == "timeout", out
 
 
 async def test_blocking_in_c_with_signals_masked(env: Env) -> None:
