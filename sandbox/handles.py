@@ -116,6 +116,12 @@ class Handle:
             )
         return value
 
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        """The builtin base of a builtin subclass, so ``isinstance(h, tuple)``
+        holds for a namedtuple as in one program (``type(h)`` stays Handle)."""
+        return self._base or Handle
+
     # attribute access, calls, iteration: forwarded
 
     def __getattr__(self, name: str) -> Any:
