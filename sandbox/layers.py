@@ -74,7 +74,6 @@ except ImportError:  # loaded as a top-level module inside the template
     import reaper  # type: ignore[no-redef,import-not-found]
     import seccomp_filter  # type: ignore[no-redef,import-not-found]
 
-SYS_CAPSET = 126
 UID_BASE = 200_000
 REQUIRED_ROOT = (
     "unprivileged-uid",
@@ -367,7 +366,10 @@ def confine_child(conf: Confinement) -> None:
 
 
 def _drop_capabilities() -> None:
+    capset = seccomp_filter.number("capset")
+    if capset is None:
+        raise OSError(0, f"no syscall table for {os.uname().machine}: cannot drop capabilities")
     header = ctypes.create_string_buffer(struct.pack("=Ii", 0x20080522, 0), 8)
     data = ctypes.create_string_buffer(24)  # two zeroed cap_user_data_t
-    if int(_libc.syscall(SYS_CAPSET, header, data)) != 0:
+    if int(_libc.syscall(capset, header, data)) != 0:
         raise OSError(ctypes.get_errno(), "capset")

@@ -24,6 +24,17 @@ What it refuses, and why:
   itself look starved by the machine (see `fairness`).
 - inotify and fanotify: Landlock does not cover watching, and a watch on a
   host directory names the files other programs create there.
+- the page cache's residency, read or set without a clock: ``mincore`` and
+  ``cachestat`` read it, ``readahead``, ``fadvise64`` and the ``madvise``
+  advice values that load or evict pages (``WILLNEED``, ``COLD``,
+  ``PAGEOUT``, ``POPULATE_*``) set it, and ``preadv2``/``pwritev2`` with
+  ``RWF_NOWAIT`` (which answers whether a page is cached) would read it; a file
+  any candidate may read is otherwise a shared bit array across samples,
+  slots and runs. What is left is timing (a cached read is faster), the
+  side channel every shared machine has.
+- Linux AIO (``io_setup`` and the rest): its contexts come from one
+  host-wide budget (``fs.aio-max-nr``) that a candidate could drain for
+  every other process on the machine.
 - setting a file's times or extended attributes: Landlock does not cover
   them, and write permission is enough to stamp a world-writable host file
   (``/dev/null``, ``/dev/zero``, ``/tmp`` itself) with "now", so its times
@@ -125,7 +136,22 @@ DENIED = (
     "fremovexattr",
     "setxattrat",
     "removexattrat",
+    "mincore",
+    "cachestat",
+    "readahead",
+    "fadvise64",
+    "remap_file_pages",
+    "io_setup",
+    "io_destroy",
+    "io_submit",
+    "io_cancel",
+    "io_getevents",
+    "io_pgetevents",
 )
+RWF_NOWAIT = 0x8
+MADV_DENIED = (3, 20, 21, 22, 23)
+"""madvise advice values that change what is cached: WILLNEED, COLD,
+PAGEOUT, POPULATE_READ, POPULATE_WRITE (malloc's DONTNEED and FREE stay)."""
 
 
 class Arch:
@@ -192,6 +218,21 @@ ARCHES = {
             "fremovexattr": 199,
             "setxattrat": 463,
             "removexattrat": 466,
+            "mincore": 27,
+            "madvise": 28,
+            "cachestat": 451,
+            "readahead": 187,
+            "fadvise64": 221,
+            "preadv2": 327,
+            "pwritev2": 328,
+            "remap_file_pages": 216,
+            "io_setup": 206,
+            "io_destroy": 207,
+            "io_getevents": 208,
+            "io_submit": 209,
+            "io_cancel": 210,
+            "io_pgetevents": 333,
+            "capset": 126,
         },
     ),
     "aarch64": Arch(
@@ -242,9 +283,32 @@ ARCHES = {
             "fremovexattr": 16,
             "setxattrat": 463,
             "removexattrat": 466,
+            "mincore": 232,
+            "madvise": 233,
+            "cachestat": 451,
+            "readahead": 213,
+            "fadvise64": 223,
+            "preadv2": 286,
+            "pwritev2": 287,
+            "remap_file_pages": 234,
+            "io_setup": 0,
+            "io_destroy": 1,
+            "io_submit": 2,
+            "io_cancel": 3,
+            "io_getevents": 4,
+            "io_pgetevents": 292,
+            "capset": 91,
         },
     ),
 }
+
+
+def number(name: str, machine: str | None = None) -> int | None:
+    """The syscall number of ``name`` on ``machine`` (this one by default),
+    from the one table the filter uses; None where the table has no entry."""
+    arch = ARCHES.get(machine or os.uname().machine)
+    return None if arch is None else arch.nr.get(name)
+
 
 _INSN = struct.Struct("=HBBI")
 
@@ -288,6 +352,9 @@ def build(arch: Arch) -> bytes:
     p.jump(JEQ, arch.nr["socketpair"], "socketpair")
     p.jump(JEQ, arch.nr["clone"], "clone")
     p.jump(JEQ, arch.nr["clone3"], "enosys")
+    p.jump(JEQ, arch.nr["madvise"], "madvise")
+    p.jump(JEQ, arch.nr["preadv2"], "rwf")
+    p.jump(JEQ, arch.nr["pwritev2"], "rwf")
     for name in DENIED:
         if name in arch.nr:  # arm64 has no inotify_init or utime, only their newer forms
             p.jump(JEQ, arch.nr[name], "eperm")
@@ -306,6 +373,14 @@ def build(arch: Arch) -> bytes:
     p.label("clone")
     p.stmt(LD_ABS_W, _arg(0))
     p.jump(JSET, CLONE_NEW_ANY, "eperm", "allow")
+    p.label("madvise")
+    p.stmt(LD_ABS_W, _arg(2))
+    for advice in MADV_DENIED:
+        p.jump(JEQ, advice, "eperm")
+    p.stmt(RET, RET_ALLOW)
+    p.label("rwf")
+    p.stmt(LD_ABS_W, _arg(5))
+    p.jump(JSET, RWF_NOWAIT, "eperm", "allow")
     p.label("enosys")
     p.stmt(RET, RET_ERRNO | errno.ENOSYS)
     p.label("eperm")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import socket
 import struct
 import tempfile
@@ -82,6 +83,13 @@ def test_filter_decisions(machine: str) -> None:
     for flag in (0x10000000, 0x20000000, 0x40000000, 0x00020000, 0x08000000, 0x80):
         assert call("clone", 0x01200011 | flag) == errno.EPERM
     assert call("clone3") == errno.ENOSYS
+    for advice in (0, 4, 8, 14, 15):  # NORMAL, DONTNEED, FREE, (NO)HUGEPAGE: malloc's
+        assert call("madvise", 0, 4096, advice) == ALLOW
+    for advice in sf.MADV_DENIED:
+        assert call("madvise", 0, 4096, advice) == errno.EPERM
+    for name in ("preadv2", "pwritev2"):
+        assert call(name, 3, 0, 1, 0, 0, 0) == ALLOW
+        assert call(name, 3, 0, 1, 0, 0, sf.RWF_NOWAIT) == errno.EPERM
     for name in sf.DENIED:
         if name in nr:
             assert call(name) == errno.EPERM, name
@@ -293,3 +301,82 @@ async def test_no_marks_on_host_file_times_or_attributes() -> None:
     """
     await _each_passes(attack)
     assert {p: os.stat(p).st_mtime_ns for p in before} == before  # nothing on the host moved
+
+
+HEADERS = {
+    "x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+    "aarch64": Path("/usr/include/asm-generic/unistd.h"),
+}
+
+
+@pytest.mark.parametrize("machine", sorted(sf.ARCHES))
+def test_syscall_numbers_match_the_kernel_headers(machine: str) -> None:
+    """Every number in the filter's table (capset included, which the
+    user-namespace path calls) is the one the kernel's own header gives."""
+    header = HEADERS[machine]
+    if not header.exists():
+        pytest.skip(f"{header} is not installed (Debian's linux-libc-dev has it)")
+    defines: dict[str, str] = {}
+    for line in header.read_text().splitlines():
+        match = re.match(r"#define\s+__NR(3264)?_(\w+)\s+(\S+)", line)
+        if match:
+            defines[("3264_" if match[1] else "") + match[2]] = match[3]
+
+    def value(name: str) -> int | None:
+        text = defines.get(name)
+        while text is not None and not text.isdigit():
+            text = defines.get(text.removeprefix("__NR_").removeprefix("__NR"))
+        return None if text is None else int(text)
+
+    checked = 0
+    for name, nr in sf.ARCHES[machine].nr.items():
+        found = value(name)
+        if found is None:  # newer than this header (cachestat, setxattrat, ...)
+            continue
+        assert found == nr, (machine, name, found, nr)
+        checked += 1
+    assert checked >= len(sf.ARCHES[machine].nr) - 4
+    assert sf.number("capset", machine) == {"x86_64": 126, "aarch64": 91}[machine]
+
+
+async def test_page_cache_residency_cannot_be_read_or_set() -> None:
+    """mincore, cachestat, readahead, fadvise, RWF_NOWAIT reads and the
+    madvise values that load or evict pages are refused; malloc's madvise
+    and plain reads still work."""
+    nr = sf.ARCHES[os.uname().machine].nr
+    attack = f"""
+        import ctypes, mmap, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        def refused(result):
+            return result == -1 and ctypes.get_errno() == 1
+        path = os.__file__
+        fd = os.open(path, os.O_RDONLY)
+        size = os.fstat(fd).st_size
+        m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
+        vec = ctypes.create_string_buffer(size // 4096 + 1)
+        assert refused(libc.syscall({nr["mincore"]}, 0, 4096, vec)), "mincore"
+        assert refused(libc.syscall({nr["cachestat"]}, fd, None, None, 0)), "cachestat"
+        assert refused(libc.syscall({nr["readahead"]}, fd, 0, 4096)), "readahead"
+        assert refused(libc.syscall({nr["fadvise64"]}, fd, 0, 0, 4)), "fadvise DONTNEED"
+        for advice in (3, 21):  # WILLNEED, PAGEOUT
+            try:
+                m.madvise(advice)
+            except OSError as exc:
+                assert exc.errno == 1, exc
+            else:
+                raise AssertionError(f"madvise {{advice}}")
+        try:
+            os.preadv(fd, [bytearray(16)], 0, os.RWF_NOWAIT)
+        except OSError as exc:
+            assert exc.errno == 1, exc
+        else:
+            raise AssertionError("RWF_NOWAIT read")
+        assert refused(libc.syscall({nr["io_setup"]}, 1, ctypes.byref(ctypes.c_ulong()))), "aio"
+        # What ordinary code does still works: reads, malloc's madvise.
+        m.madvise(mmap.MADV_DONTNEED)
+        assert os.pread(fd, 16, 0) and os.preadv(fd, [bytearray(4)], 0) == 4
+        big = bytearray(64 << 20)
+        del big
+    """
+    await _each_passes(attack)
