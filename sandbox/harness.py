@@ -38,6 +38,8 @@ except ImportError:  # loaded as a top-level module inside the template
 PASSED = b"P"
 FAILED = b"F"
 ERROR = b"E"
+SETUP = b"S"
+"""The child's isolation could not be set up: the engine's fault, never the answer's."""
 VALUE = b"V"
 LEN = struct.Struct("<I")
 
@@ -119,7 +121,7 @@ def child_main(
     try:
         _isolate(result_fd, out_fd, workdir, env, limits, channel_fd, confine)
     except BaseException as exc:
-        _send(result_fd, token, ERROR, f"sandbox setup failed: {_reason(exc)}".encode())
+        _send(result_fd, token, SETUP, f"sandbox setup failed: {_reason(exc)}".encode())
         _exit(71)
     if isinstance(task, protocol.Serve):
         assert channel_fd is not None

@@ -84,6 +84,8 @@ def _judge(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> pr
     if ending.report is not None:
         kind, payload = ending.report
         text = payload[:REASON_BYTES].decode("utf-8", "replace")
+        if kind == harness.SETUP:
+            return out("infra_error", text)
         if kind == harness.ERROR:
             return out("error", text)
         if job.kind == "serve":

@@ -12,7 +12,7 @@ from hostcheck import descendants
 
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox import plain
-from aioeval.sandbox.protocol import Call, Limits
+from aioeval.sandbox.protocol import Call, Checked, Limits
 
 pytestmark = pytest.mark.anyio
 
@@ -232,3 +232,16 @@ async def test_concurrency_is_bounded_by_workers() -> None:
         elapsed = time.perf_counter() - t0
     # 4 sleeps of 0.3 s on 2 slots take two rounds, never one.
     assert elapsed >= 0.55
+
+
+async def test_a_child_that_cannot_be_set_up_is_the_engines_fault() -> None:
+    """A limit the kernel refuses (more open files than it allows any
+    process) fails every child's setup: each job is infra_error with the
+    cause, never the answer's error, in both job kinds."""
+    limits = Limits(cpu_s=1.0, wall_s=3.0, memory_mb=1024, fsize_mb=8, nofile=2**31 - 1)
+    async with LocalPool(workers=1, limits=limits) as pool:
+        out = await pool.run("x = 1")
+        assert out.status == "infra_error" and "sandbox setup failed" in out.reason, out
+        checked = Checked(program="def f():\n    return 1\n", entry="f", setup="", driver="f()")
+        out = await pool.execute(checked)
+        assert out.status == "infra_error" and "sandbox setup failed" in out.reason, out
