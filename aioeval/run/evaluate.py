@@ -25,7 +25,7 @@ from aioeval.config import RunConfig, public_config
 from aioeval.errors import AioevalError
 from aioeval.events import EventHook, ResultReady, RunFinished, RunStarted
 from aioeval.executors import Executor, ExecutorFacts, make_executor
-from aioeval.run import rundir
+from aioeval.run import guard, rundir
 from aioeval.run.contract import default_buffer
 from aioeval.run.journal import Journal
 from aioeval.run.judge import Judge
@@ -219,6 +219,8 @@ async def _execute(
     pool = make_pool(cfg)
     try:
         await pool.start()
+        sandbox = cfg.params.sandbox
+        guard.check(run.plan.mode, sandbox.isolation, pool.layers, sandbox.memory_mb)
         remaining = max(0, run.plan.total - len(run.skip)) if run.resume else run.plan.total
         emit(
             RunStarted(
@@ -254,6 +256,9 @@ def _run_notes(run: _Run, executed: _Executed) -> list[str]:
     notes = list(run.plan.notes)
     if run.spec.config.params.recheck_timeouts:
         notes.append(f"recheck_timeouts: {executed.flips} timeout verdicts flipped on re-check")
+    accepted = guard.accepted(run.plan.mode, run.spec.config.params.sandbox, executed.layers)
+    if accepted:
+        notes.append(accepted)
     if run.resume is not None:
         notes.append(
             f"resumed: kept {run.resume.kept} journaled verdicts, executed "
