@@ -47,16 +47,18 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[n:]
 
 
-def read_some(fd: int) -> bytes | None:
-    """Read what a non-blocking `fd` has; b'' at EOF, None if nothing is ready."""
+def read_into(fd: int, view: memoryview) -> int | None:
+    """Read what a non-blocking `fd` has into `view`; 0 at EOF, None if
+    nothing is ready. No bytes object is made: what a child wrote stays in
+    the caller's buffer, which it wipes."""
     try:
-        return os.read(fd, 65536)
+        return os.readv(fd, [view])
     except BlockingIOError:
         return None
     except OSError as exc:
         if exc.errno == errno.EINTR:
             return None
-        return b""
+        return 0
 
 
 class JobReader(FrameReader):

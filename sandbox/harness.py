@@ -220,13 +220,14 @@ def _call(task: protocol.Call, token: bytes, result_fd: int) -> None:
     _exit(0)
 
 
-def parse_report(data: bytes, token: bytes) -> tuple[bytes, bytes] | None:
-    """Return (kind, payload) of the first well-formed, authentic message."""
+def parse_report(data: memoryview, token: bytes) -> tuple[bytes, memoryview] | None:
+    """Return (kind, payload) of the first well-formed, authentic message;
+    the payload is a view into ``data`` (no copy of the child's text)."""
     head = len(token) + 1 + LEN.size
     if len(data) < head or data[: len(token)] != token:
         return None
-    kind = data[len(token) : len(token) + 1]
+    kind = bytes(data[len(token) : len(token) + 1])
     (size,) = LEN.unpack_from(data, len(token) + 1)
     if len(data) < head + size:
         return None
-    return kind, bytes(data[head : head + size])
+    return kind, data[head : head + size]

@@ -215,6 +215,10 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """On the template's stdout: raw bytes of the output tail that follow this
     frame (the engine fills ``output_tail`` from them). The template keeps
     them only in a buffer it wipes, like programs (see `JobHead`)."""
+    reason_size: int = 0
+    """Raw bytes of the child's own reason (UTF-8) that follow this frame,
+    before the tail, from the same kind of wiped buffer: the engine appends
+    them to ``reason``."""
     retire: bool = False
     """The child left state in the template's namespaces that could reach
     the next candidate (SysV id cursors, network counters): the template

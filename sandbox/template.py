@@ -57,6 +57,7 @@ class Template:
         self.hello = hello
         self.limits = hello.limits
         self.secret = os.urandom(16)
+        self.token = b""
         self.out_fd = -1
         self.work_root = hello.work_root
         os.makedirs(self.work_root, mode=0o700, exist_ok=True)
@@ -98,6 +99,10 @@ class Template:
         os.environ["TMPDIR"] = self.workdir
         self.oom_seen = layers.oom_kills(self.conf)
         self.tail = bytearray(self.limits.output_tail)
+        self.report = bytearray(RESULT_CAP + (1 << 16))
+        """The child's report, read in place and wiped after every job: a
+        candidate's text never becomes an object the template frees."""
+        self.report_size = 0
         # A fresh tmpfs per job where this template has its own mounts: the
         # whole tree a candidate wrote goes with one unmount, however deep.
         self.fresh_mounts = "disk-tmpfs" in self.conf.layers
@@ -120,7 +125,7 @@ class Template:
         # Nothing a candidate could mark survives it: a fresh output file
         # (locks and flags set on the last one die with it), a random pid.
         self.out_fd = _output_file()
-        token = self.secret + job.id.to_bytes(8, "little", signed=False)
+        token = self.token = self.secret + job.id.to_bytes(8, "little", signed=False)
         channel = self._channel(job) if job.kind == "serve" else None
         r, w = os.pipe()
         if self.conf.pids is not None:
@@ -139,7 +144,8 @@ class Template:
         if channel is not None:
             os.close(channel)
         try:
-            data, wall_killed, too_big = self._wait(pid, r, t0)
+            size, wall_killed, too_big = self._wait(pid, r, t0)
+            self.report_size = size
             run_delay = fairness.run_delay_ms(pid) if wall_killed else 0.0
             _, status, usage = os.wait4(pid, 0)
         finally:
@@ -163,7 +169,7 @@ class Template:
             cpu_ms=cpu_ms,
             run_delay_ms=run_delay,
             oom_killed=oom_killed,
-            report=harness.parse_report(data, token),
+            report=harness.parse_report(memoryview(self.report)[:size], token),
             tail_size=tail,
         )
         out = verdict.outcome(job, self.limits, ending)
@@ -235,7 +241,7 @@ class Template:
     def _confine(self) -> None:
         layers.confine_child(self.conf)
 
-    def _wait(self, pid: int, r: int, t0: float) -> tuple[bytes, bool, bool]:
+    def _wait(self, pid: int, r: int, t0: float) -> tuple[int, bool, bool]:
         """Collect the child's report until it exits or the backstop fires."""
         pidfd = os.pidfd_open(pid)
         os.set_blocking(r, False)
@@ -243,7 +249,7 @@ class Template:
         poller.register(pidfd, select.POLLIN)
         poller.register(r, select.POLLIN)
         poller.register(0, 0)  # hang-up only: the engine went away
-        chunks: list[bytes] = []
+        view = memoryview(self.report)
         size = 0
         deadline = t0 + self.limits.wall_s
         wall_killed = too_big = False
@@ -264,14 +270,13 @@ class Template:
                         layers.teardown(self.conf)
                         os._exit(0)
                     if fd == r and r_open:
-                        chunk = frames.read_some(r)
-                        if chunk:
-                            chunks.append(chunk)
-                            size += len(chunk)
+                        n = frames.read_into(r, view[size:])
+                        if n:
+                            size += n
                             if size > RESULT_CAP:
                                 too_big = True
                                 reaper.kill_group(pid)
-                        elif chunk is not None:
+                        elif n is not None:
                             poller.unregister(r)
                             r_open = False
                     if fd == pidfd:
@@ -280,14 +285,13 @@ class Template:
                     break
             # Drain what the child wrote just before exiting.
             while r_open and size <= RESULT_CAP:
-                chunk = frames.read_some(r)
-                if not chunk:
+                n = frames.read_into(r, view[size:])
+                if not n:
                     break
-                chunks.append(chunk)
-                size += len(chunk)
+                size += n
         finally:
             os.close(pidfd)
-        return b"".join(chunks), wall_killed, too_big
+        return size, wall_killed, too_big
 
     def cleanup(self, pid: int) -> None:
         """Kill the child's group and reap every orphan this subreaper got."""
@@ -306,9 +310,16 @@ class Template:
         return os.preadv(self.out_fd, [memoryview(self.tail)[:n]], size - n)
 
     def send(self, outcome: protocol.Outcome) -> None:
-        """The outcome frame, then the raw tail bytes; then the tail is wiped."""
-        n = outcome.tail_size
+        """The outcome frame, then the raw reason and tail bytes; then both
+        buffers are wiped."""
         frames.write_all(1, protocol.encode_frame(outcome))
+        if outcome.reason_size:
+            report = harness.parse_report(memoryview(self.report)[: self.report_size], self.token)
+            assert report is not None, "a reason is sent only for a parsed report"
+            frames.write_all(1, report[1][: outcome.reason_size])
+        self.report[: self.report_size] = bytes(self.report_size)
+        self.report_size = 0
+        n = outcome.tail_size
         if n:
             frames.write_all(1, memoryview(self.tail)[:n])
             self.tail[:n] = bytes(n)

@@ -42,7 +42,7 @@ class Ending:
     """Time the child waited for a CPU (read only when wall-killed)."""
     oom_killed: bool = False
     """The slot's memory cgroup OOM-killed one of its processes."""
-    report: tuple[bytes, bytes] | None = None
+    report: tuple[bytes, memoryview] | None = None
     """What the child reported on its private pipe (`harness.parse_report`)."""
     tail_size: int = 0
     """Bytes of captured output that follow the Outcome frame."""
@@ -62,16 +62,20 @@ def outcome(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> p
         reason = "memory limit exceeded (all of the candidate's processes together)"
         if out.reason:
             reason += f"; {out.reason}"
+        # The child's own words (reason_size) are appended by the engine.
         out = msgspec.structs.replace(out, status="error", reason=reason)
     return out
 
 
 def _judge(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> protocol.Outcome:
-    def out(kind: str, reason: str = "", value: bytes | None = None) -> protocol.Outcome:
+    def out(
+        kind: str, reason: str = "", value: bytes | None = None, reason_size: int = 0
+    ) -> protocol.Outcome:
         return protocol.Outcome(
             id=job.id,
             status=kind,
             reason=reason,
+            reason_size=reason_size,
             value=value,
             wall_ms=ending.wall_ms,
             cpu_ms=ending.cpu_ms,
@@ -83,19 +87,21 @@ def _judge(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> pr
         return out(*ended_badly)
     if ending.report is not None:
         kind, payload = ending.report
-        text = payload[:REASON_BYTES].decode("utf-8", "replace")
+        # The reason is the child's text: it travels as raw bytes after the
+        # frame, straight from the template's wiped buffer (`reason_size`).
+        text = min(len(payload), REASON_BYTES)
         if kind == harness.SETUP:
-            return out("infra_error", text)
+            return out("infra_error", reason_size=text)
         if kind == harness.ERROR:
-            return out("error", text)
+            return out("error", reason_size=text)
         if job.kind == "serve":
             pass  # a served child's word is never a verdict
         elif kind == harness.PASSED and job.kind == "program":
             return out("passed")
         elif kind == harness.VALUE and job.kind == "call":
-            return out("passed", value=payload)
+            return out("passed", value=bytes(payload))
         elif kind == harness.FAILED:
-            return out("failed", text)
+            return out("failed", reason_size=text)
     if job.kind == "serve":
         return out("exited")
     status = ending.status

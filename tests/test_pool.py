@@ -245,3 +245,35 @@ async def test_a_child_that_cannot_be_set_up_is_the_engines_fault() -> None:
         checked = Checked(program="def f():\n    return 1\n", entry="f", setup="", driver="f()")
         out = await pool.execute(checked)
         assert out.status == "infra_error" and "sandbox setup failed" in out.reason, out
+
+
+def _memory_holds(pid: int, needle: bytes) -> bool:
+    """Does any readable, writable mapping of process ``pid`` contain ``needle``?"""
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("rw"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                if needle in mem.read(end - start):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="reading another process's memory needs root")
+async def test_no_candidate_text_survives_in_the_template() -> None:
+    """Official scoring: a candidate's program and its failure message (the
+    report it writes on its pipe) are gone from the template's memory once
+    the job is done, so the next child, forked from that memory, cannot
+    find a sibling's answer there."""
+    token = os.urandom(12).hex()
+    program = f"secret = {token!r}\nraise AssertionError('answer: ' + secret * 40)\n"
+    async with LocalPool(workers=1, limits=FAST) as pool:
+        out = await pool.run(program)
+        assert out.status == "failed" and token in out.reason
+        pid = pool._slots[0].ready.pid  # type: ignore[union-attr]
+        assert not _memory_holds(pid, token.encode())

@@ -76,7 +76,7 @@ def test_a_served_childs_word_is_never_a_verdict() -> None:
     out = verdict.outcome(_job("serve"), LIMITS, _ending(report=(harness.PASSED, b"")))
     assert out.status == "exited"
     out = verdict.outcome(_job("serve"), LIMITS, _ending(report=(harness.ERROR, b"bad")))
-    assert out.status == "error" and out.reason == "bad"
+    assert out.status == "error" and out.reason_size == 3
 
 
 def test_a_call_returns_its_value_and_a_program_cannot() -> None:
@@ -91,9 +91,12 @@ def test_no_report_is_a_failure_naming_the_exit_code() -> None:
     assert out.status == "failed" and "status 3" in out.reason
 
 
-def test_reasons_are_bounded() -> None:
+def test_reasons_are_bounded_and_travel_raw() -> None:
+    """The child's reason is never decoded in the template: only its size
+    (bounded) is in the frame, and its bytes follow raw from a wiped buffer."""
     out = verdict.outcome(_job(), LIMITS, _ending(report=(harness.FAILED, b"x" * 100_000)))
-    assert out.status == "failed" and len(out.reason) == verdict.REASON_BYTES
+    assert out.status == "failed" and out.reason == ""
+    assert out.reason_size == verdict.REASON_BYTES
 
 
 def test_a_starved_wall_kill_is_an_infra_error_and_a_busy_one_a_timeout() -> None:

@@ -150,6 +150,11 @@ class Slot:
         with anyio.fail_after(self.pool.limits.wall_s + 30):
             await template.send_raw(protocol.encode_job(job_id, task))
             out = _outcome.decode(await template.frame())
+            if out.reason_size:
+                raw = await template.reader.receive_exactly(out.reason_size)
+                text = raw.decode("utf-8", "replace")
+                reason = f"{out.reason}; {text}" if out.reason else text
+                out = msgspec.structs.replace(out, reason=reason, reason_size=0)
             if out.tail_size:
                 tail = await template.reader.receive_exactly(out.tail_size)
                 out = msgspec.structs.replace(
