@@ -159,7 +159,7 @@ from aioeval.errors import SandboxError
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits
 
-LIMITS = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=256, fsize_mb=8, disk_mb=32, nproc=32)
+LIMITS = Limits(cpu_s=10.0, wall_s=30.0, memory_mb=256, fsize_mb=8, disk_mb=32, nproc=32)
 FORKS = '''
 import os, time
 made = 0

@@ -258,6 +258,7 @@ async def test_generation_waits_for_a_saturated_pool(tmp_path: Path) -> None:
     pool = GatedExecutor()
     raw = config("", limit=10, n_samples=4, buffer=4, dedup=False)
     raw["target"]["rate_limit"] = {"max_concurrency": 4}
+    raw["params"]["sandbox"] = {"isolation": "minimal"}  # the executor runs nothing
     cfg = decode_config(raw)
     summary: Summary | None = None
     async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:10])) as fake:
@@ -303,6 +304,7 @@ async def test_max_concurrency_is_reached_above_the_pipeline_buffer(tmp_path: Pa
     raw = config("", limit=12, buffer=4, dedup=False)
     raw["target"]["request_timeout_s"] = 60
     raw["target"]["rate_limit"] = {"rpm": 60000, "max_concurrency": 12}  # paced: no slow start
+    raw["params"]["sandbox"] = {"isolation": "minimal"}  # the executor runs nothing
     summary: Summary | None = None
     async with FakeOpenAI(FakeConfig(), human_eval_answers(PROBLEMS[:12])) as fake:
         raw["target"]["endpoint"] = fake.url
