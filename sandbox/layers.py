@@ -46,6 +46,9 @@ Layer names are stable: they are recorded in summary.json.
     disk-tmpfs         the work root is a private, size-capped tmpfs.
     no-atime           reads change no access time (every mount noatime in
                        the template's mount namespace).
+    minimal-dev        /dev is a read-only tmpfs with null, zero, full, random,
+                       urandom and the fd links only: no ptys (a host-wide
+                       budget), no disks, no other device.
     private-shm        /dev/shm and /dev/mqueue are empty and read-only:
                        other programs' POSIX shared memory is out of reach.
 
@@ -86,6 +89,7 @@ REQUIRED_ROOT = (
     "cgroup-pids",
     "cgroup-cpu",
     "disk-tmpfs",
+    "minimal-dev",
     "private-shm",
     "no-atime",
     "subreaper",
@@ -265,6 +269,7 @@ def _mounts(out: Confinement, work_root: str, disk_mb: int, code_dirs: list[str]
     mount namespace, if there is none."""
     mounts = namespaces.mount_namespace()
     out.record("disk-tmpfs", mounts or namespaces.private_tmpfs(work_root, disk_mb))
+    out.record("minimal-dev", mounts or _minimal_dev(work_root))
     out.record("private-shm", mounts or namespaces.hide(HIDDEN))
     if out.uid is not None:
         problem = namespaces.expose(code_dirs, work_root) if mounts is None else None
@@ -273,6 +278,16 @@ def _mounts(out: Confinement, work_root: str, disk_mb: int, code_dirs: list[str]
         if not out.record("unprivileged-uid", problem):
             out.uid = None
     return mounts
+
+
+def _minimal_dev(work_root: str) -> str | None:
+    staging = os.path.join(work_root, ".dev")
+    os.makedirs(staging, exist_ok=True)
+    try:
+        return namespaces.minimal_dev(staging)
+    finally:
+        with contextlib.suppress(OSError):
+            os.rmdir(staging)
 
 
 def _host_pid() -> int:

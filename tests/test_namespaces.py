@@ -220,3 +220,51 @@ async def test_host_shared_memory_is_out_of_reach() -> None:
             await pool.aclose()
     finally:
         os.unlink(shm)
+
+
+async def test_dev_holds_only_the_harmless_nodes() -> None:
+    """/dev offers no pty (a host-wide budget: kernel.pty.max), no disk and
+    no other device; what honest programs use still works."""
+    program = """
+        import os, sys, subprocess, errno
+        names = set(os.listdir("/dev"))
+        assert names <= {"null", "zero", "full", "random", "urandom", "fd", "stdin",
+                         "stdout", "stderr", "shm", "mqueue"}, sorted(names)
+        for path in ("/dev/ptmx", "/dev/pts/ptmx", "/dev/tty", "/dev/mem", "/dev/kmsg"):
+            try:
+                os.close(os.open(path, os.O_RDWR))
+            except OSError:
+                pass
+            else:
+                raise AssertionError("opened " + path)
+        try:
+            os.openpty()
+        except OSError:
+            pass
+        else:
+            raise AssertionError("got a pty")
+        try:
+            open("/dev/made-here", "w")
+        except OSError:
+            pass
+        else:
+            raise AssertionError("wrote a node into /dev")
+        # An honest program's view: the usual nodes behave.
+        with open("/dev/null", "w") as sink:
+            sink.write("x")
+        assert len(open("/dev/urandom", "rb").read(16)) == 16
+        assert open("/dev/zero", "rb").read(4) == bytes(4)
+        assert os.urandom(8) and os.path.exists("/dev/fd/0")
+        out = subprocess.run([sys.executable, "-c", "print(7)"], capture_output=True, text=True)
+        assert out.stdout == "7\\n", out
+        print("dev ok", file=open("/dev/stdout", "w"))
+    """
+    pool = await _pool(LocalPool(workers=1, limits=LIMITS))
+    try:
+        if "minimal-dev" not in pool.layers:
+            pytest.skip(f"minimal-dev unavailable: {pool.warnings}")
+        out = await pool.run(textwrap.dedent(program))
+        assert out.status == "passed", out
+        assert "dev ok" in out.output_tail
+    finally:
+        await pool.aclose()
