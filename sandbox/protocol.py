@@ -240,6 +240,15 @@ class VerifierHello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     make a test allocate, and a test must not take the machine with it."""
 
 
+class VerifierReady(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    """The verifier's answer to VerifierHello: the cgroups it runs in (its
+    CPU and memory are charged there, under the slot's limits; the engine
+    removes them when it kills the verifier) and the controllers missing."""
+
+    cgroups: list[str] = []
+    missing: list[str] = []
+
+
 class Check(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """The test half of a `Checked` task, for the slot's verifier."""
 

@@ -27,6 +27,7 @@ import builtins
 import ctypes
 import gc
 import io
+import math
 import os
 import random
 import resource
@@ -54,8 +55,9 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import frames, handles, protocol, session
+    from . import cgroups, frames, handles, protocol, session
 except ImportError:
+    import cgroups  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
     import handles  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
@@ -127,6 +129,8 @@ class Channel:
             return _message.decode(self._take(size))
         except msgspec.DecodeError:
             raise CandidateGone("the candidate's process sent a malformed message") from None
+        except MemoryError:  # our address-space limit, reached while decoding
+            raise CandidateGone("the candidate's value does not fit in the memory limit") from None
 
     def _take(self, n: int) -> bytes:
         while len(self.buf) < n:
@@ -259,6 +263,7 @@ class Verifier:
         self.random_state = random.getstate()
         self.cache: OrderedDict[tuple[str, str, str], Compiled | TestBroken] = OrderedDict()
         signal.signal(signal.SIGPROF, _on_prof)
+        self.cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
 
     def compiled(self, check: protocol.Check) -> Compiled:
         key = (check.prelude, check.setup, check.driver)
@@ -291,6 +296,15 @@ class Verifier:
             raise LookupError(f"channel for job {got}, expected {job_id}")
         return fds[0]
 
+    def cpu_ceiling(self) -> None:
+        """Let the kernel end us (SIGXCPU) once this check has used its CPU
+        budget and a margin: the test's timer cannot interrupt C code (a
+        candidate's reply being decoded), the kernel's limit can. The engine
+        reads that death as the answer's timeout."""
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        soft = math.ceil(usage.ru_utime + usage.ru_stime + self.hello.cpu_s) + CPU_MARGIN_S
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, self.cpu_hard))
+
     def run(self, check: protocol.Check) -> protocol.CheckResult:
         capture = Capture()
 
@@ -306,6 +320,7 @@ class Verifier:
         chan = Channel(fd, time.monotonic() + self.hello.wall_s + 2.0)
         stdout, stderr = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
+        self.cpu_ceiling()
         try:
             return self._check(check, chan, result)
         finally:
@@ -413,6 +428,28 @@ class Verifier:
         return result("passed")
 
 
+CPU_MARGIN_S = 2
+"""CPU seconds past a check's budget before the kernel ends the verifier."""
+VERIFIER_PIDS = 32
+"""Tasks the verifier's cgroup admits: the verifier, and threads a test starts."""
+
+
+def _charge(hello: protocol.VerifierHello) -> protocol.VerifierReady:
+    """Move into cgroups of our own beside the slot's, with the same CPU
+    allotment and a memory limit at our address-space limit: what a
+    candidate's values make a test do is charged and bounded, never the
+    host's. Named after our pid, so a successor sweeps them if we die."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    mine = cgroups.prepare(
+        name=f"{cgroups.PREFIX}{os.getpid()}",
+        engine_pid=os.getppid(),
+        memory_bytes=hello.memory_mb * 1024 * 1024 if hello.memory_mb > 0 else total,
+        nproc=VERIFIER_PIDS,
+    )
+    cgroups.join(mine)
+    return protocol.VerifierReady(cgroups=mine.dirs, missing=sorted(mine.problems))
+
+
 def main() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -433,6 +470,8 @@ def main() -> None:
     if hello.memory_mb > 0:
         limit = hello.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    own = _charge(hello)
+    frames.write_all(out_fd, protocol.encode_frame(own))
     verifier = Verifier(hello, out_fd)
     decoder = msgspec.msgpack.Decoder(protocol.Check)
     gc.freeze()

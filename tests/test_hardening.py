@@ -600,7 +600,61 @@ async def test_a_reply_that_floods_the_verifiers_hash_table(env: Env) -> None:
     checked = Checked(program=FLOOD, entry="f", setup="", driver="assert f(1) == 2")
     out = await run(env, checked)
     assert out.status == "timeout" and "verifier could not finish" in out.reason, out
+    # Ended by the kernel's CPU limit while decoding, not waited out.
+    assert "CPU budget" in out.reason, out
     honest = Checked(
         program="def f(x):\n    return x + 1\n", entry="f", setup="", driver="assert f(1) == 2"
     )
     assert (await run(env, honest)).status == "passed"
+
+
+SWELL = textwrap.dedent(
+    """
+    import os, stat, struct
+    # 16 MB of empty lists: about a gigabyte once decoded.
+    n = 16 * 1024 * 1024 - 64
+    frame = b"\\x92\\xa6loaded\\x91\\x92\\xa1x" + b"\\xdd" + struct.pack(">I", n) + b"\\x90" * n
+    for fd in range(3, 64):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.write(fd, struct.pack("<I", len(frame)) + frame)
+        except OSError:
+            pass
+    os._exit(0)
+    """
+)
+
+
+def _verifier_cgroups(pool: LocalPool) -> dict[str, str]:
+    """The verifier's cgroup per controller, from /proc/<pid>/cgroup."""
+    verifier = pool._slots[0].verifier
+    assert verifier is not None
+    with open(f"/proc/{verifier.proc.pid}/cgroup") as fh:
+        lines = [line.strip().split(":", 2) for line in fh]
+    return {ctrl: path for _, ctrls, path in lines for ctrl in (ctrls or "unified").split(",")}
+
+
+async def test_a_reply_that_swells_when_decoded_is_bounded_while_it_is(env: Env) -> None:
+    """A reply that grows a thousand-fold when decoded meets the verifier's
+    memory limit during the decode: the answer fails, the verifier lives on
+    in its own cgroups, and the next answer passes on the same verifier."""
+    honest = Checked(
+        program="def f(x):\n    return x + 1\n", entry="f", setup="", driver="assert f(1) == 2"
+    )
+    assert (await run(env, honest)).status == "passed"
+    verifier = env.pool._slots[0].verifier
+    assert verifier is not None
+    own = _verifier_cgroups(env.pool)
+    for ctrl in ("memory", "pids", "cpu"):
+        path = own.get(ctrl) or own.get("unified", "")
+        assert os.path.basename(path) == f"aioeval-{verifier.proc.pid}", own
+    out = await run(env, Checked(program=SWELL, entry="f", setup="", driver="assert f(1) == 2"))
+    if out.status == "failed":
+        assert "memory limit" in out.reason, out
+        assert (await run(env, honest)).status == "passed"
+        assert env.pool._slots[0].verifier is verifier
+    else:
+        # A loaded machine: freeing what was decoded outlasted the CPU
+        # ceiling, which ended the verifier. Still bounded, still no pass.
+        assert out.status == "timeout" and "CPU budget" in out.reason, out
+        assert (await run(env, honest)).status == "passed"

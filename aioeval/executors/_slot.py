@@ -4,6 +4,7 @@ the link between them. See `aioeval.executors.local` for the whole pool."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 from dataclasses import dataclass, field
 
@@ -31,6 +32,7 @@ class SlotSettings:
 
 _outcome = msgspec.msgpack.Decoder(Outcome)
 _check_result = msgspec.msgpack.Decoder(protocol.CheckResult)
+_verifier_ready = msgspec.msgpack.Decoder(protocol.VerifierReady)
 
 VERIFIER_BASE_MB = 512
 """The verifier's own memory on top of the candidates' limit (its address
@@ -66,6 +68,7 @@ class Slot:
         self.link: socket.socket | None = None
         """The verifier's end of the link, until the verifier owns it."""
         self.ready: protocol.Ready | None = None
+        self.verifier_cgroups: list[str] = []
         self.broken = False
 
     async def start(self) -> None:
@@ -122,6 +125,9 @@ class Slot:
             memory_mb=limits.memory_mb + VERIFIER_BASE_MB if limits.memory_mb > 0 else 0,
         )
         await verifier.send(hello)
+        with anyio.fail_after(30):
+            ready = _verifier_ready.decode(await verifier.frame())
+        self.verifier_cgroups = ready.cgroups
         return verifier
 
     async def run(self, job_id: int, task: Task) -> Outcome:
@@ -199,7 +205,16 @@ class Slot:
         # hostile reply and exit): the answer's timeout, and a fresh slot.
         budget = self.pool.limits.cpu_s + self.pool.limits.wall_s
         with anyio.move_on_after(budget):
-            check = _check_result.decode(await verifier.frame())
+            try:
+                frame = await verifier.frame()
+            except (anyio.EndOfStream, anyio.IncompleteRead):
+                if not await verifier.ended_by(signal.SIGXCPU):
+                    raise
+                frame = b""
+            if not frame:  # its CPU ceiling ended it on what this answer sent
+                self.broken = True
+                return self._too_long(child, "its CPU budget")
+            check = _check_result.decode(frame)
             if check.id != job_id:
                 raise SandboxError("verifier protocol out of step")
             tail = child.output_tail
@@ -209,11 +224,12 @@ class Slot:
                 child, status=check.status, reason=check.reason, output_tail=tail
             )
         self.broken = True
-        return msgspec.structs.replace(
-            child,
-            status="timeout",
-            reason=f"the verifier could not finish judging this answer within {budget:g}s",
-        )
+        return self._too_long(child, f"{budget:g}s")
+
+    @staticmethod
+    def _too_long(child: Outcome, what: str) -> Outcome:
+        reason = f"the verifier could not finish judging this answer within {what}"
+        return msgspec.structs.replace(child, status="timeout", reason=reason)
 
     async def kill(self) -> None:
         template, self.template = self.template, None
@@ -226,3 +242,6 @@ class Slot:
                 await proc.kill()
         if template is not None and self.ready is not None:
             await remove_cgroups(self.ready.cgroups)
+        if verifier is not None:
+            await remove_cgroups(self.verifier_cgroups)
+            self.verifier_cgroups = []
