@@ -88,13 +88,20 @@ class NetCounters:
     The namespace is the template's, shared by its candidates, and its
     statistics (``/proc/net/snmp``: a UDP send with no route counts in
     ``OutNoRoutes``) are readable by each: k sends are a number the next
-    candidate reads. Nothing but a candidate's network calls moves them (no
-    interface is up), so after every candidate the template compares them
+    candidate reads; so is a socket that outlives its candidate. Nothing
+    but a candidate's network calls moves them (no interface is up), so after every candidate the template compares them
     with the last reading; when they moved, the template is retired and
     the next candidate gets a fresh namespace.
     """
 
-    FILES = ("/proc/net/snmp", "/proc/net/snmp6", "/proc/net/netstat")
+    FILES = ("/proc/net/snmp", "/proc/net/snmp6", "/proc/net/netstat", "/proc/net/netlink")
+    EMPTY = tuple(
+        f"/proc/net/{t}" for t in ("unix", "tcp", "tcp6", "udp", "udp6", "raw", "raw6", "packet")
+    )
+    """Socket tables that hold nothing between candidates: a socket listed
+    there outlived the candidate that made it (an abstract Unix name kept
+    alive by a descriptor in flight, a TCP socket lingering in a close
+    state), and the next candidate could find it."""
 
     def __init__(self) -> None:
         self.last = self._read()
@@ -110,7 +117,21 @@ class NetCounters:
         return b"\0".join(out)
 
     def moved(self) -> bool:
-        """Did the counters change since the last call?"""
+        """Did the counters change since the last call, or does a socket
+        remain?"""
         now = self._read()
         moved, self.last = now != self.last, now
-        return moved
+        return moved or self._sockets_left()
+
+    def _sockets_left(self) -> bool:
+        for path in self.EMPTY:
+            try:
+                with open(path, "rb") as f:
+                    f.readline()  # the header
+                    if f.readline():
+                        return True
+            except FileNotFoundError:  # a protocol this kernel lacks
+                continue
+            except OSError:
+                return True
+        return False

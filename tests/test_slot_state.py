@@ -280,3 +280,32 @@ def test_network_counters_carry_no_count_to_the_next_candidate() -> None:
     assert all(o.status == "passed" for o in outs), outs
     assert "OutNoRoutes" in (outs[0].output_tail or ""), outs[0]
     assert outs[0].output_tail == outs[2].output_tail
+
+
+def test_a_socket_that_outlives_its_candidate_does_not_reach_the_next() -> None:
+    """An abstract Unix name held by a socket whose only reference is a
+    descriptor in flight in its own queue stays bound after its candidate
+    is gone, until the kernel's collector runs: the next candidate on the
+    slot would find it (a bind fails, a connect succeeds). It finds a fresh
+    namespace instead, with no socket in any table, and the name free."""
+    mark = """
+        import array, socket
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        a.bind(b"\\0aioeval-left-behind")
+        fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [a.fileno(), b.fileno()]))]
+        b.sendmsg([b"x"], fds)
+        a.sendmsg([b"y"], fds)
+        """
+    follow = """
+        import socket
+        tables = {}
+        for name in ("unix", "tcp", "tcp6", "udp", "udp6", "raw", "raw6", "packet"):
+            with open("/proc/net/" + name) as f:
+                tables[name] = f.read().splitlines()[1:]
+        assert not any(tables.values()), tables
+        s, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(b"\\0aioeval-left-behind")  # free: nothing of the last candidate's
+        """
+    outs = _run_in_order(mark, follow, follow)
+    assert [o.status for o in outs] == ["passed"] * 3, outs
+    assert outs[0].retire
