@@ -232,6 +232,9 @@ class Template:
         if self.link is None:
             raise RuntimeError("a served job needs a verifier link")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if self.conf.net_counters is not None:
+            ends = (os.fstat(ours.fileno()).st_ino, os.fstat(theirs.fileno()).st_ino)
+            self.conf.net_counters.channel = frozenset(str(i).encode() for i in ends)
         try:
             socket.send_fds(self.link, [_JOB_ID.pack(job.id)], [theirs.fileno()])
         finally:

@@ -6,11 +6,84 @@ below the templates, and SysV IPC objects (the host's ``ipcs``).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
+from collections.abc import Iterable
+
+import pytest
 
 from aioeval.executors.local import LocalPool
+from aioeval.sandbox import cgroups, landlock_rules
 from aioeval.sandbox.layers import UID_BASE
+
+_NAMESPACE_OF = {
+    "pid-namespace": 0x20000000,
+    "network-namespace": 0x40000000,
+    "ipc-namespace": 0x08000000,
+    "disk-tmpfs": 0x00020000,  # each of these needs a mount namespace
+    "minimal-dev": 0x00020000,
+    "private-shm": 0x00020000,
+    "no-atime": 0x00020000,
+}
+
+
+def _can_unshare(flag: int) -> bool:
+    """Can a child of ours enter a new namespace of this kind?"""
+    pid = os.fork()
+    if pid == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if os.geteuid() != 0 and libc.unshare(0x10000000) != 0:  # a user namespace first
+            os._exit(1)
+        os._exit(0 if libc.unshare(flag) == 0 else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def _cgroup_controller(ctrl: str) -> bool:
+    """Does a hierarchy we may write to carry this controller?"""
+    if os.geteuid() != 0:
+        return False
+    with open("/proc/self/mountinfo") as fh:
+        mounts = cgroups.parse_mountinfo(fh.read())
+    with open("/proc/self/cgroup") as fh:
+        own = cgroups.parse_proc_cgroup(fh.read())
+    v1, v2 = cgroups.locate(mounts, own)
+    if ctrl in v1:
+        return True
+    if v2 is None:
+        return False
+    try:
+        with open(os.path.join(os.path.dirname(v2), "cgroup.controllers")) as fh:
+            return ctrl in fh.read().split()
+    except OSError:
+        return False
+
+
+def host_offers(layer: str) -> bool:
+    """Whether this host can give the sandbox `layer`, probed apart from the
+    sandbox's own setup (so a layer the pool failed to set up is told
+    apart from one the host does not have)."""
+    if layer in _NAMESPACE_OF:
+        return _can_unshare(_NAMESPACE_OF[layer])
+    if layer == "unprivileged-uid":
+        return os.geteuid() == 0
+    if layer == "landlock":
+        return landlock_rules.abi() >= 1
+    if layer.startswith("cgroup-"):
+        return _cgroup_controller(layer.removeprefix("cgroup-"))
+    return True  # rlimits, seccomp, subreaper, ...: every Linux host
+
+
+def require_layers(pool: LocalPool, needed: Iterable[str]) -> None:
+    """Fail when the pool lacks a layer the host offers (a sandbox that set
+    itself up with less than it could is a bug, not an unlucky host); skip
+    when the host itself lacks it."""
+    missing = sorted(set(needed) - set(pool.layers))
+    offered = [name for name in missing if host_offers(name)]
+    if offered:
+        pytest.fail(f"the host offers {offered} but the pool lacks them: {pool.warnings}")
+    if missing:
+        pytest.skip(f"isolation layers this host does not offer: {missing}")
 
 
 def template_pids(pool: LocalPool) -> list[int]:

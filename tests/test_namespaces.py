@@ -21,6 +21,7 @@ from hostcheck import (
     candidate_uids,
     ipc_objects,
     processes_of,
+    require_layers,
     template_pids,
 )
 
@@ -80,10 +81,11 @@ def anyio_backend() -> str:
 
 async def _pool(pool: LocalPool) -> LocalPool:
     await pool.start()
-    missing = {"ipc-namespace", "pid-namespace", "cgroup-memory"} - set(pool.layers)
-    if missing:
+    try:
+        require_layers(pool, ("ipc-namespace", "pid-namespace", "cgroup-memory"))
+    except BaseException:
         await pool.aclose()
-        pytest.skip(f"layers unavailable here: {sorted(missing)}")
+        raise
     return pool
 
 
@@ -210,8 +212,7 @@ async def test_host_shared_memory_is_out_of_reach() -> None:
     try:
         pool = await _pool(LocalPool(workers=1, limits=LIMITS))
         try:
-            if "private-shm" not in pool.layers:
-                pytest.skip(f"private-shm unavailable: {pool.warnings}")
+            require_layers(pool, ["private-shm"])
             out = await pool.run(textwrap.dedent(program))
             assert out.status == "passed", out
             assert SECRET not in out.output_tail
@@ -261,8 +262,7 @@ async def test_dev_holds_only_the_harmless_nodes() -> None:
     """
     pool = await _pool(LocalPool(workers=1, limits=LIMITS))
     try:
-        if "minimal-dev" not in pool.layers:
-            pytest.skip(f"minimal-dev unavailable: {pool.warnings}")
+        require_layers(pool, ["minimal-dev"])
         out = await pool.run(textwrap.dedent(program))
         assert out.status == "passed", out
         assert "dev ok" in out.output_tail

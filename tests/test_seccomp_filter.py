@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostcheck import assert_nothing_left
+from hostcheck import assert_nothing_left, require_layers
 
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox import seccomp_filter as sf
@@ -108,9 +108,11 @@ def anyio_backend() -> str:
 async def _pool() -> LocalPool:
     pool = LocalPool(workers=1, limits=LIMITS)
     await pool.start()
-    if "seccomp" not in pool.layers or "pid-namespace" not in pool.layers:
+    try:
+        require_layers(pool, ("seccomp", "pid-namespace"))
+    except BaseException:
         await pool.aclose()
-        pytest.skip(f"seccomp unavailable here: {pool.warnings}")
+        raise
     return pool
 
 
@@ -380,3 +382,37 @@ async def test_page_cache_residency_cannot_be_read_or_set() -> None:
         del big
     """
     await _each_passes(attack)
+
+
+async def test_host_wide_budgets_cannot_be_drained() -> None:
+    """Budgets the kernel keeps for the whole host (or the engine's user):
+    AIO contexts (fs.aio-max-nr), io_uring, inotify instances and watches,
+    fanotify groups, ptys (kernel.pty.max). A candidate gets none of them,
+    so a process outside the sandbox never finds them spent."""
+    nr = sf.ARCHES[os.uname().machine].nr
+    attack = f"""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        def refused(result):
+            return result == -1 and ctypes.get_errno() in (1, 38)  # EPERM, ENOSYS
+        ctx = ctypes.c_ulong(0)
+        assert refused(libc.syscall({nr["io_setup"]}, 65536, ctypes.byref(ctx))), "io_setup"
+        params = ctypes.create_string_buffer(120)
+        assert refused(libc.syscall({nr["io_uring_setup"]}, 8, params)), "io_uring"
+        assert refused(libc.syscall({nr["inotify_init1"]}, 0)), "inotify"
+        assert refused(libc.syscall({nr["fanotify_init"]}, 0, 0)), "fanotify"
+        for path in ("/dev/ptmx", "/dev/pts/ptmx"):
+            try:
+                os.open(path, os.O_RDWR | os.O_NOCTTY)
+            except OSError:
+                continue
+            raise AssertionError("a pty from " + path)
+    """
+    with open("/proc/sys/fs/aio-nr") as fh:
+        aio_before = int(fh.read())
+    await _each_passes(attack)
+    master, slave = os.openpty()  # the host's budget is whole
+    os.close(master)
+    os.close(slave)
+    with open("/proc/sys/fs/aio-nr") as fh:
+        assert int(fh.read()) <= aio_before

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
+from hostcheck import require_layers
 
 import aioeval
 from aioeval.executors.local import LocalPool
@@ -34,9 +34,9 @@ def _run_in_order(*programs: str, limits: Limits = LIMITS) -> list[Outcome]:
 
     async def go() -> list[Outcome]:
         async with LocalPool(workers=1, limits=limits) as pool:
-            for layer in ("pid-namespace", "pid-shuffle", "landlock", "seccomp", "cgroup-cpu"):
-                if layer not in pool.layers:
-                    pytest.skip(f"isolation layer {layer} unavailable here: {pool.layers}")
+            require_layers(
+                pool, ("pid-namespace", "pid-shuffle", "landlock", "seccomp", "cgroup-cpu")
+            )
             return [await pool.execute(Program(program=textwrap.dedent(p))) for p in programs]
 
     return anyio.run(go)
