@@ -94,14 +94,17 @@ class NetCounters:
     the next candidate gets a fresh namespace.
     """
 
-    FILES = ("/proc/net/snmp", "/proc/net/snmp6", "/proc/net/netstat", "/proc/net/netlink")
-    EMPTY = tuple(
-        f"/proc/net/{t}" for t in ("unix", "tcp", "tcp6", "udp", "udp6", "raw", "raw6", "packet")
-    )
-    """Socket tables that hold nothing between candidates: a socket listed
-    there outlived the candidate that made it (an abstract Unix name kept
-    alive by a descriptor in flight, a TCP socket lingering in a close
-    state), and the next candidate could find it."""
+    FILES = ("/proc/net/snmp", "/proc/net/snmp6", "/proc/net/netstat")
+    UNIX = "/proc/net/unix"
+    COUNTS = ("/proc/net/sockstat", "/proc/net/sockstat6")
+    """Between candidates no socket exists in the namespace: a Unix socket
+    listed in `UNIX`, or an ``inuse`` or ``tw`` count above zero in
+    `COUNTS` (this namespace's TCP, UDP, raw sockets and fragments), outlived
+    the candidate that made it (an abstract Unix name kept alive by a
+    descriptor in flight, a socket lingering in a close state), and the
+    next candidate could find it. (The socket tables themselves are not
+    read: /proc/net/tcp walks the host's whole hash table, milliseconds.)
+    Netlink and packet sockets cannot be made (see `seccomp_filter`)."""
 
     def __init__(self) -> None:
         self.last = self._read()
@@ -127,18 +130,23 @@ class NetCounters:
         return moved or self._sockets_left()
 
     def _sockets_left(self) -> bool:
-        for path in self.EMPTY:
-            try:
-                with open(path, "rb") as f:
-                    f.readline()  # the header
-                    for line in f:
-                        fields = line.split()
-                        # unix: ... Inode [Path]; a named channel end counts
-                        if len(fields) == 7 and fields[6] in self.channel:
-                            continue
+        try:
+            with open(self.UNIX, "rb") as f:
+                f.readline()  # the header
+                for line in f:
+                    fields = line.split()
+                    # ... Inode [Path]: a channel end counts once it has a name
+                    if len(fields) != 7 or fields[6] not in self.channel:
                         return True
-            except FileNotFoundError:  # a protocol this kernel lacks
-                continue
-            except OSError:
-                return True
+            for path in self.COUNTS:
+                with open(path, "rb") as f:
+                    for line in f:
+                        if line.startswith(b"sockets:"):
+                            continue  # every socket of the namespace, the channel's too
+                        words = line.split()
+                        for i in range(1, len(words) - 1):
+                            if words[i] in (b"inuse", b"tw") and words[i + 1] != b"0":
+                                return True
+        except OSError:
+            return True
         return False
