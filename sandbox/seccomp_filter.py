@@ -30,8 +30,8 @@ What it refuses, and why:
   ``PAGEOUT``, ``POPULATE_*``) set it, and ``preadv2``/``pwritev2`` with
   ``RWF_NOWAIT`` (which answers whether a page is cached) would read it; a file
   any candidate may read is otherwise a shared bit array across samples,
-  slots and runs. What is left is timing (a cached read is faster), the
-  side channel every shared machine has.
+  slots and runs. What is left is what a page fault tells (its kind, in
+  the process's own counters) and timing; see docs/sandbox-inventory.md.
 - Linux AIO (``io_setup`` and the rest): its contexts come from one
   host-wide budget (``fs.aio-max-nr``) that a candidate could drain for
   every other process on the machine.
