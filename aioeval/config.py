@@ -96,6 +96,10 @@ class Target(Base, frozen=True):
     """Total time allowed for one generation request."""
     use_n: bool = True
     """Ask for n samples in one request when the server honours ``n``."""
+    max_response_mb: float = 0.0
+    """Largest response body read, in MB after decompression (0: derived
+    from max_tokens and n, see `aioeval.generation.client.response_cap`).
+    A larger body is that request's infra_error (cause ``oversized``)."""
 
     def __post_init__(self) -> None:
         # A pasted key would be recorded in run.json and echoed in errors;

@@ -31,6 +31,8 @@ class GenerationUpdate(msgspec.Struct, frozen=True, kw_only=True, tag=True):
     in_flight: int
     rate_limited: int
     """429 answers so far."""
+    ignored_hints: int = 0
+    """Rate-limit headers left unread as absurd (a wait of 10**20 s)."""
     retries: int
     failed: int
     """Samples whose generation finally failed (infra_error)."""

@@ -503,3 +503,42 @@ async def test_resume_requests_only_what_is_missing(tmp_path: Path) -> None:
     assert fake.requests == 7  # only the sample that failed was asked for again
     assert second.complete and second.counts["passed"] == 6
     assert_each_sample_once(read_results(out), 3, 2)
+
+
+@pytest.mark.anyio
+async def test_a_hostile_body_is_refused_without_being_held(tmp_path: Path) -> None:
+    """A 200 MB body and a 200 MB body gzip-compressed to a few hundred kB:
+    each is that sample's infra_error (cause ``oversized``), read no further
+    than the cap (1 MB for these requests), so the engine never holds it.
+    tracemalloc sees every buffer aiohttp and the engine allocate."""
+    import tracemalloc
+
+    cfg = FakeConfig(faults=["huge", "bomb"], huge_mb=200)
+    async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:3])) as fake:
+        tracemalloc.start()
+        try:
+            summary = await run(fake, tmp_path / "o", limit=3, retry=FAST_RETRY)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    rows = read_results(tmp_path / "o")
+    assert_each_sample_once(rows, 3, 1)
+    assert summary.incomplete == {"generation:oversized": 2}
+    assert summary.counts["passed"] == 1
+    assert all("max_response_mb" in r["reason"] for r in rows if r["status"] == "infra_error")
+    assert peak < 48 * 2**20, f"peak {peak / 2**20:.0f} MB"
+
+
+@pytest.mark.anyio
+async def test_an_absurd_wait_is_ignored_and_counted(tmp_path: Path) -> None:
+    """Every other request is a 429 asking to wait 10**20 s: obeying it would
+    stall the run; the hint is ignored (counted in the summary), the 429 is
+    retried like one without hints, and every sample is generated."""
+    cfg = FakeConfig(fault_every={"absurd": 2})
+    async with FakeOpenAI(cfg, human_eval_answers(PROBLEMS[:4])) as fake:
+        with anyio.fail_after(60):
+            summary = await run(fake, tmp_path / "o", limit=4, retry=FAST_RETRY)
+    assert summary.complete and summary.counts["passed"] == 4
+    assert fake.rate_limited >= 1
+    (note,) = [n for n in summary.notes if "hints ignored" in n]
+    assert note.startswith(f"endpoint: {fake.rate_limited} rate-limit hints ignored")

@@ -39,6 +39,42 @@ from .netguard import GuardedResolver, UnsafeEndpointError
 from .ratelimit import RateHeaders, read_headers
 from .retry import Failure, RealClock, call_with_retry
 
+BYTES_PER_TOKEN = 64
+"""Room per generated token in a response body: a token is a few bytes of
+text, escaped in JSON at most six bytes per byte, with logprobs and
+framing on top."""
+MIN_RESPONSE_BYTES = 1 << 20
+
+
+def response_cap(target: Target, max_tokens: int, n: int) -> int:
+    """The most bytes (after decompression) read from one response: what
+    ``n`` answers of ``max_tokens`` tokens can take, at least a megabyte,
+    unless ``target.max_response_mb`` says otherwise. A broken or hostile
+    server cannot make the engine hold more than this per request."""
+    if target.max_response_mb > 0:
+        return int(target.max_response_mb * 2**20)
+    return max(MIN_RESPONSE_BYTES, BYTES_PER_TOKEN * max(max_tokens, 1) * max(n, 1))
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, cap: int) -> bytes | None:
+    """The body, or None once it passes ``cap`` bytes: counted as decoded
+    (aiohttp inflates gzip and deflate as it reads), so a small compressed
+    body that inflates past the cap is refused without being held whole."""
+    if (
+        resp.content_length is not None
+        and resp.content_length > cap
+        and not resp.headers.get("Content-Encoding")
+    ):
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
 
 class Completion(msgspec.Struct, frozen=True, kw_only=True):
     choices: list[Choice]
@@ -164,7 +200,7 @@ class Client:
         return headers
 
     async def _send(
-        self, method: str, path: str, body: bytes | None, who: tuple[str, int, int]
+        self, method: str, path: str, body: bytes | None, who: tuple[str, int, int], cap: int
     ) -> tuple[bytes, RateHeaders]:
         assert self._session is not None, "use Client inside 'async with'"
         problem_id, sample_index, attempt = who
@@ -183,7 +219,12 @@ class Client:
             async with self._session.request(
                 method, self.base + path, data=body, headers=self._headers(), allow_redirects=False
             ) as resp:
-                data = await resp.read()
+                data = await _read_capped(resp, cap)
+                if data is None:
+                    raise fail(
+                        Failure(kind="oversized"),
+                        f"response body over {cap / 2**20:.1f} MB (target.max_response_mb)",
+                    )
                 hints = read_headers(resp.headers, time.time())
                 if resp.status != 200:
                     failure = Failure(
@@ -216,7 +257,8 @@ class Client:
         assert self.target.model is not None
         body = msgspec.json.encode(self.codec.body(self.target.model, prompt, n, params))
         t0 = time.perf_counter()
-        data, hints = await self._send("POST", self.codec.path, body, who)
+        cap = response_cap(self.target, params.max_tokens, n)
+        data, hints = await self._send("POST", self.codec.path, body, who, cap)
         latency_ms = (time.perf_counter() - t0) * 1000.0
         try:
             answer = self.codec.parse(data)
@@ -282,7 +324,8 @@ class Client:
 
     async def _probe(self, method: str, path: str, body: bytes | None) -> bytes | RequestError:
         async def attempt(n: int) -> bytes:
-            data, _ = await self._send(method, path, body, ("<start-up check>", 0, n))
+            cap = response_cap(self.target, 1, 1)
+            data, _ = await self._send(method, path, body, ("<start-up check>", 0, n), cap)
             return data
 
         result = await call_with_retry(

@@ -122,6 +122,7 @@ class Generator:
         self.done = 0
         self.in_flight = 0
         self.rate_limited = 0
+        self.ignored_hints = 0
         self.retries = 0
         self.failed = 0
         self.samples = 0
@@ -132,6 +133,7 @@ class Generator:
                 done=self.done,
                 in_flight=self.in_flight,
                 rate_limited=self.rate_limited,
+                ignored_hints=self.ignored_hints,
                 retries=self.retries,
                 failed=self.failed,
                 samples=self.samples,
@@ -220,6 +222,7 @@ class Generator:
         except RequestError as exc:
             throttled = exc.failure.status == 429
             self.rate_limited += throttled
+            self.ignored_hints += exc.hints.ignored if exc.hints is not None else 0
             outcome: Outcome = "throttled" if throttled else "failed"
             reading = limiter.release(permit, outcome, hints=exc.hints)
             if reading is not None:
@@ -232,6 +235,7 @@ class Generator:
             self.in_flight -= 1
             self.done += 1
         usage = comp.usage
+        self.ignored_hints += comp.hints.ignored
         limiter.release(
             permit,
             "ok",

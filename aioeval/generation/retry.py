@@ -39,7 +39,9 @@ T = TypeVar("T")
 MAX_RETRY_AFTER_S = 300.0
 """A server asking for a longer pause than this is treated as a refusal."""
 
-FailureKind = Literal["status", "timeout", "connection", "malformed", "refused", "stalled"]
+FailureKind = Literal[
+    "status", "timeout", "connection", "malformed", "refused", "stalled", "oversized"
+]
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):

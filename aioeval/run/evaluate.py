@@ -23,7 +23,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from aioeval.config import RunConfig, public_config
 from aioeval.errors import AioevalError
-from aioeval.events import EventHook, ResultReady, RunFinished, RunStarted
+from aioeval.events import Event, EventHook, GenerationUpdate, ResultReady, RunFinished, RunStarted
 from aioeval.executors import Executor, ExecutorFacts, make_executor
 from aioeval.run import guard, rundir
 from aioeval.run.contract import default_buffer
@@ -103,6 +103,7 @@ async def evaluate(
 async def _evaluate(
     spec: RunSpec, emit: EventHook, on_result: ResultHook | None, make_pool: ExecutorFactory
 ) -> Summary:
+    emit = _watched(emit)
     run = await _decide(spec, emit)
     _open_directory(run)
     gen_journal = Journal(run.out / rundir.GENERATIONS) if run.plan.mode == "endpoint" else None
@@ -131,7 +132,7 @@ async def _evaluate(
         missing=executed.missing,
         facts=executed.facts,
         saved=executed.saved,
-        notes=_run_notes(run, executed),
+        notes=_run_notes(run, executed, emit.generation),
         wall_s=time.perf_counter() - run.started,
     )
     rundir.write_json_atomic(run.out / rundir.SUMMARY, summary)
@@ -252,8 +253,26 @@ async def _execute(
         await pool.aclose()
 
 
-def _run_notes(run: _Run, executed: _Executed) -> list[str]:
+class _watched:
+    """Passes events on, keeping the generation stage's last snapshot."""
+
+    def __init__(self, emit: EventHook) -> None:
+        self.emit = emit
+        self.generation: GenerationUpdate | None = None
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, GenerationUpdate):
+            self.generation = event
+        self.emit(event)
+
+
+def _run_notes(run: _Run, executed: _Executed, generation: GenerationUpdate | None) -> list[str]:
     notes = list(run.plan.notes)
+    if generation is not None and generation.ignored_hints:
+        notes.append(
+            f"endpoint: {generation.ignored_hints} rate-limit hints ignored as absurd "
+            "(a wait or reset beyond a day)"
+        )
     if run.spec.config.params.recheck_timeouts:
         notes.append(f"recheck_timeouts: {executed.flips} timeout verdicts flipped on re-check")
     accepted = guard.accepted(run.plan.mode, run.spec.config.params.sandbox, executed.layers)

@@ -36,6 +36,10 @@ and LLM gateways do:
     nonjson    an HTML page with status 200
     nousage    a normal answer without ``usage``
     slow       an answer after ``slow_s`` seconds (to trip client timeouts)
+    huge       a 200 answer of ``huge_mb`` MB (streamed, never held whole)
+    bomb       a 200 answer of ``huge_mb`` MB gzip-compressed to a few
+               hundred kB (``Content-Encoding: gzip``)
+    absurd     a 429 asking to wait 10**20 seconds
 
 - a start-up probe that fails (``models_status``: the listing answers with
   that status and ``models_message``).
@@ -55,6 +59,7 @@ import errno
 import random
 import sys
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
@@ -104,6 +109,8 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     retry_after_s: float = 1.0
     """Retry-After sent with scripted/random 429s."""
     slow_s: float = 30.0
+    huge_mb: int = 64
+    """Size of a ``huge`` or ``bomb`` answer once decompressed."""
     require_key: str | None = None
     """When set, requests without ``Authorization: Bearer <key>`` get 401."""
     models: list[str] = msgspec.field(default_factory=lambda: ["fake-model"])
@@ -334,6 +341,11 @@ class FakeOpenAI:
             )
         if fault in ("500", "503", "400"):
             return _error(f"injected {fault}", int(fault), headers)
+        if fault == "absurd":
+            self.rate_limited += 1
+            return _error("rate limit exceeded", 429, {"Retry-After": "99999999999999999999"})
+        if fault in ("huge", "bomb"):
+            return await _flood(request, self.config.huge_mb, compressed=fault == "bomb")
         if fault == "drop":
             assert request.transport is not None
             request.transport.abort()
@@ -437,3 +449,36 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+MB = 1 << 20
+_OPENING = b'{"choices": [{"message": {"content": "'
+
+
+def _flood_blocks(compressed: bool) -> tuple[bytes, bytes]:
+    """The first megabyte of a body that never ends, and each one after.
+    Compressed, each block ends in a full flush, so every later megabyte of
+    spaces compresses to the same kilobyte, computed once."""
+    first, rest = _OPENING + b" " * (MB - len(_OPENING)), b" " * MB
+    if not compressed:
+        return first, rest
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    head = packer.compress(first) + packer.flush(zlib.Z_FULL_FLUSH)
+    return head, packer.compress(rest) + packer.flush(zlib.Z_FULL_FLUSH)
+
+
+async def _flood(request: web.Request, mb: int, *, compressed: bool) -> web.StreamResponse:
+    """``mb`` MB (once decompressed) of a completion that never ends."""
+    resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+    if compressed:
+        resp.headers["Content-Encoding"] = "gzip"
+    await resp.prepare(request)
+    first, rest = _flood_blocks(compressed)
+    for i in range(mb):
+        if request.transport is None or request.transport.is_closing():
+            break  # the client stopped reading: that is the point
+        try:
+            await resp.write(first if i == 0 else rest)
+        except (ConnectionError, RuntimeError):
+            break
+    return resp

@@ -106,6 +106,9 @@ class RateHeaders(msgspec.Struct, frozen=True, kw_only=True):
     retry_after_s: float | None = None
     requests: tuple[Budget, ...] = ()
     tokens: tuple[Budget, ...] = ()
+    ignored: int = 0
+    """Hints left unread as absurd: a wait or reset beyond `MAX_HINT_S`
+    (a server asking for 10**20 seconds is broken, not throttling)."""
 
     @property
     def any(self) -> bool:
@@ -133,9 +136,20 @@ def _least(values: Iterable[int | None]) -> int | None:
     return min(known) if known else None
 
 
+MAX_HINT_S = 86_400.0
+"""The longest wait or reset read from a header; anything longer is ignored
+(and counted), never obeyed."""
+
+
+def _sane(seconds: float | None) -> bool:
+    return seconds is None or seconds <= MAX_HINT_S
+
+
 def read_headers(headers: Mapping[str, str], now_unix: float) -> RateHeaders:
-    """Extract rate hints; unknown or malformed values are ignored.
-    ``headers`` must be case-insensitive (aiohttp's are)."""
+    """Extract rate hints; unknown or malformed values are ignored, absurd
+    ones ignored and counted. ``headers`` must be case-insensitive
+    (aiohttp's are)."""
+    ignored = 0
     retry_after: float | None = None
     for name in _RETRY_AFTER_MS:
         raw = headers.get(name)
@@ -148,6 +162,8 @@ def read_headers(headers: Mapping[str, str], now_unix: float) -> RateHeaders:
             raw = headers.get(name)
             if raw is not None and (retry_after := parse_retry_after(raw, now_unix)) is not None:
                 break
+    if not _sane(retry_after):
+        retry_after, ignored = None, ignored + 1
     families: dict[tuple[str, str, str], dict[str, int | float | None]] = {}
     for name, value in headers.items():
         m = _FAMILY.match(name.lower())
@@ -156,7 +172,10 @@ def read_headers(headers: Mapping[str, str], now_unix: float) -> RateHeaders:
         key = (m["prefix"] or "", m["scope"] or "", m["resource"])
         fields = families.setdefault(key, {})
         if m["field"] == "reset":
-            fields["reset_s"] = _reset_s(value, now_unix)
+            reset = _reset_s(value, now_unix)
+            if not _sane(reset):
+                reset, ignored = None, ignored + 1
+            fields["reset_s"] = reset
         else:
             fields[m["field"]] = _count(value)
     budgets: dict[str, list[Budget]] = {"requests": [], "tokens": []}
@@ -168,6 +187,7 @@ def read_headers(headers: Mapping[str, str], now_unix: float) -> RateHeaders:
         retry_after_s=retry_after,
         requests=tuple(budgets["requests"]),
         tokens=tuple(budgets["tokens"]),
+        ignored=ignored,
     )
 
 
