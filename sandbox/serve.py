@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import socket
 import struct
 import sys
 import types
@@ -26,8 +27,9 @@ from typing import Any, NoReturn
 import msgspec
 
 try:
-    from . import protocol, wire
+    from . import frames, protocol, wire
 except ImportError:  # loaded as a top-level module inside the template
+    import frames  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
 
@@ -75,7 +77,8 @@ _callable = callable
 _exec = exec
 _compile = compile
 _write = os.write
-_read = os.read
+_recv_soon = frames.recv_soon
+_socket = socket.socket
 _exit = os._exit
 _object_eq = object.__eq__
 _object_hash = object.__hash__
@@ -174,6 +177,7 @@ class Proxy:
 class _Peer:
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self.sock = _socket(fileno=fd)
         self.buf = b""
         self.scope: dict[str, object] = {}
         self.objects: list[object] = []
@@ -204,7 +208,7 @@ class _Peer:
     def _fill(self, n: int) -> bool:
         while _len(self.buf) < n:
             try:
-                chunk = _read(self.fd, 1 << 16)
+                chunk = _recv_soon(self.sock, 1 << 16)
             except OSError:
                 return False
             if not chunk:

@@ -135,7 +135,7 @@ class Channel:
     def _take(self, n: int) -> bytes:
         while len(self.buf) < n:
             try:
-                chunk = os.read(self.fd, 1 << 20)
+                chunk = frames.recv_soon(self.sock, 1 << 20)
             except BlockingIOError:  # SO_RCVTIMEO ran out
                 chunk = None
             except OSError:
