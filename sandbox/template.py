@@ -11,6 +11,7 @@ decide the Outcome. The frame loop around it is `worker`'s.
 from __future__ import annotations
 
 import ctypes
+import mmap
 import os
 import random
 import select
@@ -99,9 +100,12 @@ class Template:
         os.environ["TMPDIR"] = self.workdir
         self.oom_seen = layers.oom_kills(self.conf)
         self.tail = bytearray(self.limits.output_tail)
-        self.report = bytearray(RESULT_CAP + (1 << 16))
+        private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS  # never shared with a child
+        self.report = mmap.mmap(-1, RESULT_CAP + (1 << 16), flags=private)
         """The child's report, read in place and wiped after every job: a
-        candidate's text never becomes an object the template frees."""
+        candidate's text never becomes an object the template frees. A
+        private anonymous mapping, so only the pages a report filled exist, and the
+        wipe gives them back (fewer pages to copy at every fork)."""
         self.report_size = 0
         # A fresh tmpfs per job where this template has its own mounts: the
         # whole tree a candidate wrote goes with one unmount, however deep.
@@ -320,7 +324,9 @@ class Template:
             report = harness.parse_report(memoryview(self.report)[: self.report_size], self.token)
             assert report is not None, "a reason is sent only for a parsed report"
             frames.write_all(1, report[1][: outcome.reason_size])
-        self.report[: self.report_size] = bytes(self.report_size)
+        if self.report_size:
+            used = -(-self.report_size // mmap.PAGESIZE) * mmap.PAGESIZE
+            self.report.madvise(mmap.MADV_DONTNEED, 0, used)  # reads as zeros from now
         self.report_size = 0
         n = outcome.tail_size
         if n:
