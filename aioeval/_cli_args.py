@@ -60,6 +60,14 @@ def _version() -> str:
 
 
 def _config_flags(p: argparse.ArgumentParser) -> None:
+    _config_source(p)
+    p.add_argument(
+        "--out", metavar="DIR", help="output directory (default: a new folder under ./runs/)"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar or table")
+
+
+def _config_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="YAML config (target/params)")
     p.add_argument(
         "--set",
@@ -70,10 +78,6 @@ def _config_flags(p: argparse.ArgumentParser) -> None:
         help="override a config field, e.g. params.n_samples=10 (repeatable)",
     )
     p.add_argument("--dataset", metavar="FILE", help="a local dataset file (params.dataset_path)")
-    p.add_argument(
-        "--out", metavar="DIR", help="output directory (default: a new folder under ./runs/)"
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress bar or table")
 
 
 def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -124,12 +128,40 @@ def _add_score(sub: argparse._SubParsersAction[_Parser]) -> None:
     _config_flags(score)
 
 
+SERVE_EXAMPLE = """\
+example:
+  aioeval serve --port 8321 --token-env AIOEVAL_TOKEN
+  curl -s localhost:8321/v1/score -H "Authorization: Bearer $AIOEVAL_TOKEN" \\
+      -d '{"benchmark": "human-eval", "problem_id": "HumanEval/0", "completion": "..."}'
+"""
+
+
+def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="score answers over HTTP from a warm, shared sandbox pool",
+        description="Serve POST /v1/score, GET /healthz and GET /metrics until SIGTERM.",
+        epilog=SERVE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8321, help="port (default 8321; 0: any free)")
+    serve.add_argument(
+        "--token-env", metavar="NAME", help="require 'Authorization: Bearer' with $NAME's value"
+    )
+    serve.add_argument(
+        "--max-body-mb", type=float, default=8.0, metavar="MB", help="request size limit"
+    )
+    _config_source(serve)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="aioeval", description="Execution-scored code benchmarks, fast and safe.")
     parser.add_argument("--version", action="version", version=f"aioeval {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run(sub)
     _add_score(sub)
+    _add_serve(sub)
     listing = sub.add_parser(
         "list", help="benchmarks (dataset, size, default k), platforms and executors"
     )

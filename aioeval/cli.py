@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _cli_args.parse(argv)
     err = Console(stderr=True)
     out = Console()
-    if args.command in ("report", "compare", "list"):
-        commands = {"report": _report, "compare": _compare, "list": _list}
+    if args.command in ("report", "compare", "list", "serve"):
+        commands = {"report": _report, "compare": _compare, "list": _list, "serve": _serve}
         try:
             return commands[args.command](args, out)
         except AioevalError as exc:
@@ -132,6 +132,36 @@ def _run_async(fn: Callable[[], Awaitable[Summary]]) -> Summary:
 
     options = {"use_uvloop": True} if importlib.util.find_spec("uvloop") else {}
     return anyio.run(runner, backend_options=options)
+
+
+def _serve(args: argparse.Namespace, out: Console) -> int:
+    import os
+
+    from .service.http import serve
+
+    token = None
+    if args.token_env:
+        token = os.environ.get(args.token_env)
+        if not token:
+            raise ConfigError(f"--token-env {args.token_env}: that variable is not set")
+    cfg = _config(args)
+
+    def ready(url: str) -> None:
+        out.print(f"aioeval: serving on {url} (SIGTERM drains)", highlight=False)
+
+    async def main() -> None:
+        await serve(
+            cfg,
+            host=args.host,
+            port=args.port,
+            token=token,
+            max_body_mb=args.max_body_mb,
+            on_ready=ready,
+        )
+
+    options = {"use_uvloop": True} if importlib.util.find_spec("uvloop") else {}
+    anyio.run(main, backend_options=options)
+    return 0
 
 
 def _list(args: argparse.Namespace, out: Console) -> int:

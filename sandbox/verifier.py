@@ -56,12 +56,14 @@ if __name__ == "__main__":
 
 try:
     from . import cgroups, frames, handles, protocol, session
+    from .channel import Channel
 except ImportError:
     import cgroups  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
     import handles  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import session  # type: ignore[no-redef,import-not-found]
+    from channel import Channel  # type: ignore[no-redef,import-not-found]
 
 import msgspec
 
@@ -69,13 +71,11 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 CACHE = 256
 """Compiled tests kept (per problem): a run revisits each one n times."""
-MAX_MESSAGE = 16 * 1024 * 1024 + 1024
 """Largest frame accepted from a candidate's child."""
 OUTPUT_CAP = 2048
 """What the test itself may print that is kept (the rest is counted)."""
 TEST_MODULE = "__main__"
 _ID = struct.Struct("<Q")
-_message = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
 CandidateGone = handles.CandidateGone
 CandidateExit = handles.CandidateExit
 CandidateError = handles.CandidateError
@@ -88,66 +88,6 @@ class CheckTimeout(BaseException):
 
 class TestBroken(Exception):
     """The test itself does not run (does not compile, raises at import)."""
-
-
-class Channel:
-    """The verifier's end of one job's channel: frames in, frames out, with
-    a wall-clock deadline and a size cap on everything the child sends."""
-
-    def __init__(self, fd: int, deadline: float) -> None:
-        self.fd = fd
-        self.deadline = deadline
-        self.buf = bytearray()
-        # Reads block with a kernel timeout rather than a select() per read:
-        # one syscall per message on the hot path of every call.
-        self.sock = socket.socket(fileno=os.dup(fd))
-        self.sock.settimeout(None)
-        left = max(0.001, deadline - time.monotonic())
-        whole = int(left)
-        self.sock.setsockopt(
-            socket.SOL_SOCKET,
-            socket.SO_RCVTIMEO,
-            struct.pack("ll", whole, int((left - whole) * 1e6)),
-        )
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def send(self, msg: object) -> None:
-        try:
-            frames.write_all(self.fd, protocol.encode_frame(msg))
-        except OSError:
-            raise CandidateGone(
-                "the candidate's process ended before the check completed"
-            ) from None
-
-    def receive(self) -> Any:
-        (size,) = struct.unpack("<I", self._take(4))
-        if size > MAX_MESSAGE:
-            raise CandidateGone("the candidate's value is too large")
-        try:
-            return _message.decode(self._take(size))
-        except msgspec.DecodeError:
-            raise CandidateGone("the candidate's process sent a malformed message") from None
-        except MemoryError:  # our address-space limit, reached while decoding
-            raise CandidateGone("the candidate's value does not fit in the memory limit") from None
-
-    def _take(self, n: int) -> bytes:
-        while len(self.buf) < n:
-            try:
-                chunk = frames.recv_soon(self.sock, 1 << 20)
-            except BlockingIOError:  # SO_RCVTIMEO ran out
-                chunk = None
-            except OSError:
-                chunk = b""
-            if chunk is None or time.monotonic() > self.deadline:
-                raise CandidateGone("no answer from the candidate within the wall-clock budget")
-            if not chunk:
-                raise CandidateGone("the candidate's process ended before the check completed")
-            self.buf += chunk
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
 
 
 class Capture(io.TextIOBase):

@@ -3,7 +3,7 @@ TYPE_CHECKING imports included: a dependency is a dependency).
 
 Dependencies run one way::
 
-    cli -> testing -> reporting -> analysis -> run
+    cli -> testing -> reporting -> analysis -> service -> run
         -> generation | executors | suites   (siblings: none imports another)
         -> contracts (errors, types, config, events, metrics, run.contract,
            executors.base: the data and protocols the stages share)
@@ -35,7 +35,13 @@ CONTRACTS = {
     "aioeval.executors.base",
 }
 SIBLINGS = ("aioeval.generation", "aioeval.executors", "aioeval.suites")
-ORDER = ("aioeval.run", "aioeval.analysis", "aioeval.reporting", "aioeval.testing")
+ORDER = (
+    "aioeval.run",
+    "aioeval.service",
+    "aioeval.analysis",
+    "aioeval.reporting",
+    "aioeval.testing",
+)
 TOP = {
     "aioeval",
     "aioeval.__main__",

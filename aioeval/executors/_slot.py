@@ -146,8 +146,11 @@ class Slot:
             return _infra(job_id, f"sandbox process died ({type(exc).__name__})")
         except BaseException:
             # Cancelled mid-job: the processes still owe us frames, so they
-            # are out of step; kill them rather than reuse them.
+            # are out of step; kill them now (a service's other callers go
+            # on), and the next job starts the slot afresh.
             self.broken = True
+            with anyio.CancelScope(shield=True):
+                await self.kill()
             raise
 
     async def _exchange(self, job_id: int, task: Program | Call | protocol.Serve) -> Outcome:

@@ -37,8 +37,7 @@ and LLM gateways do:
     nousage    a normal answer without ``usage``
     slow       an answer after ``slow_s`` seconds (to trip client timeouts)
     huge       a 200 answer of ``huge_mb`` MB (streamed, never held whole)
-    bomb       a 200 answer of ``huge_mb`` MB gzip-compressed to a few
-               hundred kB (``Content-Encoding: gzip``)
+    bomb       the same, gzip-compressed (``Content-Encoding: gzip``)
     absurd     a 429 asking to wait 10**20 seconds
 
 - a start-up probe that fails (``models_status``: the listing answers with
@@ -59,7 +58,6 @@ import errno
 import random
 import sys
 import time
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
@@ -69,6 +67,7 @@ from aiohttp import web
 
 from aioeval.types import Problem
 
+from .fake_hostile import flood
 from .fake_limits import Dialect, ServerLimits
 
 Answerer = Callable[[str, int], str]
@@ -345,7 +344,7 @@ class FakeOpenAI:
             self.rate_limited += 1
             return _error("rate limit exceeded", 429, {"Retry-After": "99999999999999999999"})
         if fault in ("huge", "bomb"):
-            return await _flood(request, self.config.huge_mb, compressed=fault == "bomb")
+            return await flood(request, self.config.huge_mb, compressed=fault == "bomb")
         if fault == "drop":
             assert request.transport is not None
             request.transport.abort()
@@ -449,36 +448,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-MB = 1 << 20
-_OPENING = b'{"choices": [{"message": {"content": "'
-
-
-def _flood_blocks(compressed: bool) -> tuple[bytes, bytes]:
-    """The first megabyte of a body that never ends, and each one after.
-    Compressed, each block ends in a full flush, so every later megabyte of
-    spaces compresses to the same kilobyte, computed once."""
-    first, rest = _OPENING + b" " * (MB - len(_OPENING)), b" " * MB
-    if not compressed:
-        return first, rest
-    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
-    head = packer.compress(first) + packer.flush(zlib.Z_FULL_FLUSH)
-    return head, packer.compress(rest) + packer.flush(zlib.Z_FULL_FLUSH)
-
-
-async def _flood(request: web.Request, mb: int, *, compressed: bool) -> web.StreamResponse:
-    """``mb`` MB (once decompressed) of a completion that never ends."""
-    resp = web.StreamResponse(headers={"Content-Type": "application/json"})
-    if compressed:
-        resp.headers["Content-Encoding"] = "gzip"
-    await resp.prepare(request)
-    first, rest = _flood_blocks(compressed)
-    for i in range(mb):
-        if request.transport is None or request.transport.is_closing():
-            break  # the client stopped reading: that is the point
-        try:
-            await resp.write(first if i == 0 else rest)
-        except (ConnectionError, RuntimeError):
-            break
-    return resp
