@@ -24,6 +24,7 @@ from .executors import Executor, SandboxPool
 from .executors.local import LocalPool
 from .metrics import pass_at_k
 from .run.evaluate import RunHandle, RunSpec, evaluate, open_run
+from .service import Busy, Scorer, UnknownProblem
 from .types import (
     CandidateResult,
     DatasetInfo,
@@ -39,6 +40,7 @@ from .types import (
 
 __all__ = [
     "AioevalError",
+    "Busy",
     "CandidateResult",
     "ConfigError",
     "DatasetError",
@@ -63,8 +65,10 @@ __all__ = [
     "RunStarted",
     "SandboxError",
     "SandboxPool",
+    "Scorer",
     "Summary",
     "Timeout",
+    "UnknownProblem",
     "Verdict",
     "evaluate",
     "load_config",

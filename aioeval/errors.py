@@ -47,6 +47,11 @@ class IncompleteRunError(AioevalError):
     pass
 
 
+class EngineErrors(ExceptionGroup, AioevalError):  # type: ignore[misc]
+    """Several errors ended one run together: all of them, catchable as an
+    AioevalError (its message lists each) or with ``except*``."""
+
+
 class CandidateFault(Exception):
     """The answer itself cannot be judged: that answer's verdict, not an
     engine failure (see the module docstring)."""

@@ -21,6 +21,7 @@ def test_public_api_is_pinned() -> None:
     assert sorted(aioeval.__all__) == sorted(
         [
             "AioevalError",
+            "Busy",
             "CandidateResult",
             "ConfigError",
             "DatasetError",
@@ -45,8 +46,10 @@ def test_public_api_is_pinned() -> None:
             "RunStarted",
             "SandboxError",
             "SandboxPool",
+            "Scorer",
             "Summary",
             "Timeout",
+            "UnknownProblem",
             "Verdict",
             "evaluate",
             "load_config",
@@ -167,3 +170,21 @@ def _descendants(root: int) -> list[int]:
             out += kids
             stack += kids
     return out
+
+
+def test_no_error_is_dropped_from_a_task_group() -> None:
+    """An interrupt leaves as itself, a lone error as itself, several
+    together as one EngineErrors (an AioevalError) holding every one."""
+    from aioeval.errors import EndpointError, EngineErrors, SandboxError
+    from aioeval.run.evaluate import _engine_error
+
+    one = SandboxError("pool down")
+    assert _engine_error(BaseExceptionGroup("g", [one])) is one
+    interrupt = KeyboardInterrupt()
+    mixed = BaseExceptionGroup("g", [one, BaseExceptionGroup("h", [interrupt])])
+    assert _engine_error(mixed) is interrupt
+    two = EndpointError("refused")
+    both = _engine_error(BaseExceptionGroup("g", [one, ExceptionGroup("h", [two])]))
+    assert isinstance(both, EngineErrors) and isinstance(both, aioeval.AioevalError)
+    assert list(both.exceptions) == [one, two]
+    assert "pool down" in str(both) and "refused" in str(both)

@@ -4,13 +4,16 @@
 
 `evaluate` is a short list of steps: decide the run (`modes`), open its
 directory (fresh or resumed), run the stages (`stages`, `judge`), summarise.
-It works inside any running anyio-compatible event loop and installs
-nothing global; errors leave it as the engine's own exceptions
-(`AioevalError` and its subclasses), never as an ExceptionGroup.
+It runs on the caller's asyncio loop (uvloop included; the HTTP client is
+aiohttp) and installs nothing global. Errors leave it as the engine's own
+exceptions (`AioevalError` and its subclasses; several at once as one
+`EngineErrors`, an AioevalError that holds them all), interrupts and
+cancellation as themselves.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -22,7 +25,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from aioeval.config import RunConfig, public_config
-from aioeval.errors import AioevalError
+from aioeval.errors import AioevalError, EngineErrors
 from aioeval.events import Event, EventHook, GenerationUpdate, ResultReady, RunFinished, RunStarted
 from aioeval.executors import Executor, ExecutorFacts, make_executor
 from aioeval.run import guard, rundir
@@ -292,11 +295,25 @@ def _ignore(_event: object) -> None:
 
 
 def _engine_error(group: BaseExceptionGroup) -> BaseException:
-    """The first engine error inside a task group's ExceptionGroup (else the
-    first exception), so callers can ``except AioevalError``."""
-    ours = group.subgroup(lambda e: isinstance(e, AioevalError))
-    leaves = list(_leaves(ours if ours is not None else group))
-    return leaves[0]
+    """What a task group's ExceptionGroup means to the caller, nothing
+    dropped: an interrupt (KeyboardInterrupt, SystemExit) as itself; a lone
+    error as itself (``except AioevalError`` works); several as one
+    `EngineErrors` holding them all; cancellation alone as cancellation."""
+    leaves = _leaves(group)
+    for exc in leaves:
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            return exc
+    errors = [e for e in leaves if not isinstance(e, asyncio.CancelledError)]
+    if not errors:
+        return leaves[0]
+    if len(errors) == 1:
+        return errors[0]
+    listed = "; ".join(f"{type(e).__name__}: {e}" for e in errors)
+    message = f"{len(errors)} errors ended the run: {listed}"
+    plain = [e for e in errors if isinstance(e, Exception)]
+    if len(plain) == len(errors):
+        return EngineErrors(message, plain)
+    return BaseExceptionGroup(message, errors)
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
