@@ -1,15 +1,21 @@
-"""The warm scorer against a batch run per answer, same process, same run.
+"""The warm scorer: latency, throughput against ``aioeval score``, memory.
 
-- ``batch_ms``: one correct HumanEval answer scored the way a service had
-  to before: write a samples file, ``aioeval.evaluate`` (a pool started and
-  closed, a run directory), median over ``--batch`` answers.
-- ``warm_ms``: the same answer through a started `aioeval.service.Scorer`,
-  median over ``--calls`` distinct answers (none cached).
-- ``per_s``: distinct answers per second with ``--callers`` concurrent
-  callers on the same scorer.
-- ``rss_mb``: the process's resident memory after ``--cached`` calls that
-  the cache answers (distinct answers beyond the cache bound), against
-  the figure before them: flat means the bound holds.
+All in one run, 2 workers unless ``--workers``:
+
+- ``batch_ms``: one correct HumanEval answer scored as a service had to
+  without a scorer: a samples file and ``aioeval.evaluate`` (pool started
+  and closed, a run directory), median over ``--batch`` answers.
+- ``warm_ms``: p50 and p99 of one canonical answer at a time (each a new
+  text, so none is cached) through ``Scorer.score`` on an idle scorer, and
+  ``serve_ms`` the same through ``aioeval serve``'s HTTP front end
+  (in-process server on 127.0.0.1, aiohttp client).
+- ``throughput``: the 164 x 10 set of ``bench/score_speed.py`` scored by
+  ``aioeval score`` (subprocess, interpreter start included) and by
+  ``--callers`` concurrent callers through ``Scorer.score`` and through
+  HTTP; ratios against ``aioeval score``; verdicts must be identical.
+- ``rss``: resident memory after ``--rss-small`` and after ``--rss-large``
+  calls of distinct answers (executed; the verdict cache bounded at
+  ``--cache``), and their ratio.
 
 Prints one JSON line.
 """
@@ -19,15 +25,23 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 import anyio
+from aiohttp import web
 
 import aioeval
 from aioeval.service import Scorer
+from aioeval.service.http import Service
 from aioeval.suites.human_eval import load_problems
+
+sys.path.insert(0, str(Path(__file__).parent))
+from score_speed import make_samples, run_aioeval
 
 
 def _rss_mb() -> float:
@@ -35,70 +49,126 @@ def _rss_mb() -> float:
         return int(fh.read().split()[1]) * 4096 / 2**20
 
 
-async def main(args: argparse.Namespace) -> dict[str, object]:
-    problem = load_problems()[0]
-    canonical = problem.fields["canonical_solution"]
-    cfg = aioeval.load_config()
-    batch = []
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, int(q * len(xs)))] * 1e3, 2)
+
+
+async def _batch(cfg: aioeval.RunConfig, n: int, text: str, pid: str) -> list[float]:
+    out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.batch):
+        for i in range(n):
             samples = Path(tmp) / f"s{i}.jsonl"
-            row = {"task_id": problem.id, "completion": canonical + f"\n# {i}\n"}
-            samples.write_text(json.dumps(row) + "\n")
+            samples.write_text(json.dumps({"task_id": pid, "completion": text + f"\n# {i}\n"}))
             spec = aioeval.RunSpec(
                 benchmark="human-eval", config=cfg, samples=str(samples), out_dir=f"{tmp}/r{i}"
             )
             t = time.perf_counter()
             await aioeval.evaluate(spec)
-            batch.append(time.perf_counter() - t)
+            out.append(time.perf_counter() - t)
+    return out
+
+
+async def _through(
+    score: Any, rows: list[tuple[str, str]], callers: int
+) -> tuple[float, dict[tuple[str, int], bool]]:
+    """Score every row with `callers` concurrent callers; (wall, verdicts)."""
+    todo = list(enumerate(rows))
+    index: dict[str, int] = {}
+    keyed = []
+    for _, (task_id, comp) in todo:
+        i = index.get(task_id, 0)
+        index[task_id] = i + 1
+        keyed.append((task_id, i, comp))
+    verdicts: dict[tuple[str, int], bool] = {}
+    queue = iter(keyed)
+
+    async def caller() -> None:
+        for task_id, i, comp in queue:
+            verdicts[(task_id, i)] = await score(task_id, comp) == "passed"
+
+    t = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for _ in range(callers):
+            tg.start_soon(caller)
+    return time.perf_counter() - t, verdicts
+
+
+async def main(args: argparse.Namespace) -> dict[str, object]:
+    problem = load_problems()[0]
+    canonical = problem.fields["canonical_solution"]
+    cfg = aioeval.load_config(overrides=[f"params.workers={args.workers}"])
+    batch = await _batch(cfg, args.batch, canonical, problem.id)
+    result: dict[str, object] = {"bench": "scorer", "workers": args.workers}
+    result["batch_ms"] = round(statistics.median(batch) * 1e3, 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        samples = Path(tmp) / "samples.jsonl"
+        rows = make_samples(samples, 10)
+        score_wall, score_verdicts = await anyio.to_thread.run_sync(
+            run_aioeval, samples, Path(tmp) / "out", args.workers, "strict"
+        )
     async with Scorer(cfg, cache=args.cache) as scorer:
-        await scorer.score("human-eval", problem.id, canonical)  # loads the dataset
-        warm = []
-        for i in range(args.calls):
-            t = time.perf_counter()
-            await scorer.score("human-eval", problem.id, canonical + f"\n# warm {i}\n")
-            warm.append(time.perf_counter() - t)
-        counter = iter(range(10**9))
+        service = Service(scorer)
+        runner = web.AppRunner(service.app(max_body_mb=8))
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        url = f"http://127.0.0.1:{port}/v1/score"
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
 
-        async def caller(n: int) -> None:
-            for _ in range(n):
-                text = canonical + f"\n# many {next(counter)}\n"
-                await scorer.score("human-eval", problem.id, text)
+            async def by_library(task_id: str, text: str) -> str:
+                return (await scorer.score("human-eval", task_id, text)).status
 
-        t = time.perf_counter()
-        async with anyio.create_task_group() as tg:
-            for _ in range(args.callers):
-                tg.start_soon(caller, args.calls // args.callers)
-        per_s = (args.calls // args.callers * args.callers) / (time.perf_counter() - t)
-        # Fill the cache, then keep asking: answers the cache holds cost no
-        # execution; the memory must not grow with the number of calls.
-        for i in range(args.cache):
-            await scorer.score("human-eval", problem.id, canonical + f"\n# fill {i}\n")
-        before = _rss_mb()
-        executed = scorer.executed
-        for i in range(args.cached):
-            await scorer.score("human-eval", problem.id, canonical + f"\n# fill {i % 8}\n")
-        after = _rss_mb()
-    return {
-        "bench": "scorer",
-        "batch_ms": round(statistics.median(batch) * 1e3, 1),
-        "warm_ms": round(statistics.median(warm) * 1e3, 2),
-        "batch_over_warm": round(statistics.median(batch) / statistics.median(warm), 1),
-        "callers": args.callers,
-        "per_s": round(per_s, 1),
-        "cached_calls": args.cached,
-        "executed_during_cached": scorer.executed - executed,
-        "rss_mb_before": round(before, 1),
-        "rss_mb_after": round(after, 1),
-    }
+            async def by_http(task_id: str, text: str) -> str:
+                body = {"benchmark": "human-eval", "problem_id": task_id, "completion": text}
+                async with http.post(url, json=body) as r:
+                    return str((await r.json())["status"])
+
+            await by_library(problem.id, canonical)  # loads the dataset
+            for name, score in (("warm_ms", by_library), ("serve_ms", by_http)):
+                lat = []
+                for i in range(args.calls):
+                    t = time.perf_counter()
+                    await score(problem.id, canonical + f"\n# {name} {i}\n")
+                    lat.append(time.perf_counter() - t)
+                result[name] = {"p50": _pct(lat, 0.5), "p99": _pct(lat, 0.99)}
+            result["batch_over_warm"] = round(
+                result["batch_ms"] / result["warm_ms"]["p50"],  # type: ignore[index,operator]
+                1,
+            )
+            lib_wall, lib_verdicts = await _through(by_library, rows, args.callers)
+            scorer._done.clear()  # the HTTP pass executes everything again
+            http_wall, http_verdicts = await _through(by_http, rows, args.callers)
+        await runner.cleanup()
+        result["throughput"] = {
+            "candidates": len(rows),
+            "callers": args.callers,
+            "score_wall_s": round(score_wall, 2),
+            "scorer_wall_s": round(lib_wall, 2),
+            "serve_wall_s": round(http_wall, 2),
+            "scorer_over_score": round(score_wall / lib_wall, 2),
+            "serve_over_score": round(score_wall / http_wall, 2),
+            "verdicts_identical": lib_verdicts == score_verdicts == http_verdicts,
+        }
+        rss = {}
+        for i in range(args.rss_large):
+            await scorer.score("human-eval", problem.id, canonical + f"\n# rss {i}\n")
+            if i + 1 in (args.rss_small, args.rss_large):
+                rss[i + 1] = round(_rss_mb(), 1)
+        result["rss_mb"] = rss
+        result["rss_ratio"] = round(rss[args.rss_large] / rss[args.rss_small], 3)
+    return result
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch", type=int, default=10)
-    parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--callers", type=int, default=16)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--callers", type=int, default=64)
     parser.add_argument("--cache", type=int, default=1000)
-    parser.add_argument("--cached", type=int, default=100_000)
+    parser.add_argument("--rss-small", type=int, default=2000)
+    parser.add_argument("--rss-large", type=int, default=20000)
     args = parser.parse_args()
     print(json.dumps(anyio.run(main, args)))

@@ -273,3 +273,65 @@ def _sandbox_processes() -> set[int]:
         if b"worker.py" in cmd or b"verifier.py" in cmd:
             found.add(int(name))
     return found
+
+
+@pytest.mark.parametrize("victim", ["template", "verifier"])
+async def test_a_process_killed_mid_call_still_gives_the_verdict(victim: str) -> None:
+    """The slot's template or verifier is killed while a call runs: the slot
+    is replaced, the job retried there once, and the caller gets the
+    answer's own verdict, not infra_error."""
+    slow_wrong = "    import time\n    time.sleep(0.5)\n    return True\n"
+    async with Scorer(_config()) as scorer:
+        pool = scorer.pool
+        assert isinstance(pool, LocalPool)
+        await scorer.score("human-eval", "HumanEval/0", PROBLEMS[0].fields["canonical_solution"])
+        slot = pool._slots[0]
+        pid = slot.ready.pid if victim == "template" else slot.verifier.proc.pid  # type: ignore[union-attr]
+        box: list[aioeval.CandidateResult] = []
+
+        async def call() -> None:
+            box.append(await scorer.score("human-eval", "HumanEval/0", slow_wrong))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            with anyio.fail_after(20):
+                while scorer.running < 1:
+                    await anyio.sleep(0.005)
+            await anyio.sleep(0.1)  # the child is in its sleep
+            os.kill(pid, signal.SIGKILL)
+        assert [r.status for r in box] == ["failed"], box
+        again = await scorer.score("human-eval", "HumanEval/0", "    return True\n")
+        assert again.status == "failed" and pool.infra_retries >= 1
+
+
+async def test_callers_cancelled_at_random_points_leave_nothing() -> None:
+    """Forty callers, half of them cancelled at random moments: no candidate
+    process is left, no slot is lost, and every caller that was not
+    cancelled gets the verdict its answer deserves."""
+    import random
+
+    canonical = PROBLEMS[0].fields["canonical_solution"]
+    async with Scorer(_config("params.workers=2")) as scorer:
+        pool = scorer.pool
+        assert isinstance(pool, LocalPool)
+        verdicts: dict[int, str] = {}
+
+        async def caller(i: int, cancel_after: float | None) -> None:
+            text = (canonical if i % 2 else "    return True\n") + f"\n# {i}\n"
+            with anyio.CancelScope() as scope:
+                if cancel_after is not None:
+                    scope.deadline = anyio.current_time() + cancel_after
+                verdicts[i] = (await scorer.score("human-eval", "HumanEval/0", text)).status
+
+        rng = random.Random()
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as tg:
+                for i in range(40):
+                    tg.start_soon(caller, i, rng.uniform(0, 0.3) if i % 4 < 2 else None)
+        uids = candidate_uids(pool)
+        assert processes_of(uids) == []
+        kept = [i for i in range(40) if i % 4 >= 2]
+        assert all(verdicts[i] == ("passed" if i % 2 else "failed") for i in kept), verdicts
+        assert len(pool._idle) == pool.size  # every slot back
+        after = await scorer.score("human-eval", "HumanEval/0", canonical)
+    assert after.status == "passed"
