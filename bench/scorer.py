@@ -113,7 +113,7 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = runner.addresses[0][1]
         url = f"http://127.0.0.1:{port}/v1/score"
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
 

@@ -27,7 +27,7 @@ from typing import Literal
 import msgspec
 
 from aioeval.errors import CandidateFault
-from aioeval.sandbox import plain
+from aioeval.sandbox import plain, wire
 
 Task = Literal["o", "i"]
 
@@ -303,7 +303,7 @@ def guard_hashing(node: ast.AST) -> None:
         else:
             continue
         if len(items) > plain.MAX_SAME_HASH:
-            plain.check_hashes([ast.literal_eval(k) for k in items if k is not None])
+            wire.check_hashes([ast.literal_eval(k) for k in items if k is not None])
 
 
 def _data_key(value: object, src: str, what: str) -> bytes:

@@ -144,7 +144,7 @@ async def server() -> AsyncIterator[tuple[str, Scorer]]:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = runner.addresses[0][1]
         try:
             yield f"http://127.0.0.1:{port}", scorer
         finally:

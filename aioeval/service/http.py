@@ -145,8 +145,11 @@ class Service:
         body = await request.read()
         try:
             raw = msgspec.json.decode(body)
-            kind = Batch if isinstance(raw, dict) and "items" in raw else Item
-            parsed: Item | Batch = msgspec.convert(raw, kind)
+            parsed: Item | Batch
+            if isinstance(raw, dict) and "items" in raw:
+                parsed = msgspec.convert(raw, Batch)
+            else:
+                parsed = msgspec.convert(raw, Item)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return _error(400, f"bad request body: {exc}")
         items = parsed.items if isinstance(parsed, Batch) else [parsed]
@@ -208,8 +211,7 @@ async def serve(
         try:
             site = web.TCPSite(runner, host, port)
             await site.start()
-            sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
-            bound = sockets[0].getsockname() if sockets else (host, port)
+            bound = runner.addresses[0] if runner.addresses else (host, port)
             if on_ready is not None:
                 on_ready(f"http://{bound[0]}:{bound[1]}")
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
