@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -188,3 +189,26 @@ def test_no_error_is_dropped_from_a_task_group() -> None:
     assert isinstance(both, EngineErrors) and isinstance(both, aioeval.AioevalError)
     assert list(both.exceptions) == [one, two]
     assert "pool down" in str(both) and "refused" in str(both)
+
+
+def test_open_run_can_yield_every_event() -> None:
+    """One loop sees the run start, each result, and the summary last."""
+
+    async def go() -> list[object]:
+        cfg = load_config(overrides=["params.execute=true", "params.limit=3"])
+        seen: list[object] = []
+        with tempfile.TemporaryDirectory() as out:
+            spec = aioeval.RunSpec(
+                benchmark="human-eval", platform="llm-mock", config=cfg, out_dir=out + "/r"
+            )
+            async with aioeval.open_run(spec, events=True) as run:
+                async for event in run:
+                    seen.append(event)
+            assert run.summary is not None
+        return seen
+
+    seen = anyio.run(go)
+    assert isinstance(seen[0], RunStarted) and isinstance(seen[-1], RunFinished)
+    results = [e.result for e in seen if isinstance(e, ResultReady)]
+    assert sorted(r.problem_id for r in results) == ["HumanEval/0", "HumanEval/1", "HumanEval/2"]
+    assert seen[-1].summary.counts["passed"] == 3  # type: ignore[attr-defined]

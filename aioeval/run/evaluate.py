@@ -14,11 +14,13 @@ cancellation as themselves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import msgspec
@@ -327,36 +329,56 @@ def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
 
 
 class RunHandle:
-    """An evaluation in progress: iterate results as they finish, then read
-    ``summary``."""
+    """An evaluation in progress: iterate results as they finish (or, opened
+    with ``events=True``, every event), then read ``summary``."""
 
-    def __init__(self, recv: MemoryObjectReceiveStream[CandidateResult]) -> None:
+    def __init__(self, recv: MemoryObjectReceiveStream[Any]) -> None:
         self._recv = recv
         self.summary: Summary | None = None
 
-    def __aiter__(self) -> AsyncIterator[CandidateResult]:
+    def __aiter__(self) -> AsyncIterator[Any]:
         return self._recv.__aiter__()
 
 
 @asynccontextmanager
-async def open_run(spec: RunSpec, *, on_event: EventHook | None = None) -> AsyncIterator[RunHandle]:
+async def open_run(
+    spec: RunSpec, *, on_event: EventHook | None = None, events: bool = False
+) -> AsyncIterator[RunHandle]:
     """``async with open_run(spec) as run: async for result in run: ...``
 
-    The evaluation runs in a task group bound to the ``async with`` block;
-    leaving the block early cancels it (and kills its sandboxes).
+    With ``events=True`` the loop sees every `Event` instead, in order:
+    `RunStarted`, `GenerationUpdate` snapshots (one may be skipped while the
+    caller is behind: each supersedes the last), a `ResultReady` per result
+    and, last, `RunFinished` with the summary. Results wait for the caller
+    (backpressure), whichever is iterated. The evaluation runs in a task
+    group bound to the ``async with`` block; leaving the block early cancels
+    it (and kills its sandboxes).
     """
-    send, recv = anyio.create_memory_object_stream[CandidateResult](64)
+    send, recv = anyio.create_memory_object_stream[Any](64)
     handle = RunHandle(recv)
 
     async def on_result(result: CandidateResult) -> None:
         try:
-            await send.send(result)
+            await send.send(ResultReady(result=result) if events else result)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
 
+    def watch(event: Event) -> None:
+        if on_event is not None:
+            on_event(event)
+        if isinstance(event, RunStarted | GenerationUpdate):
+            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
+                send.send_nowait(event)
+
     async def runner() -> None:
         async with send:
-            handle.summary = await evaluate(spec, on_event=on_event, on_result=on_result)
+            summary = await evaluate(
+                spec, on_event=watch if events else on_event, on_result=on_result
+            )
+            handle.summary = summary
+            if events:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await send.send(RunFinished(summary=summary))
 
     try:
         async with anyio.create_task_group() as tg:
