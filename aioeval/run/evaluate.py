@@ -110,7 +110,9 @@ async def _evaluate(
 ) -> Summary:
     emit = _watched(emit)
     run = await _decide(spec, emit)
-    _open_directory(run)
+    # Off the event loop: a resumed journal is read and rewritten whole, and
+    # the loop may be serving others (a service embedding the engine).
+    await anyio.to_thread.run_sync(_open_directory, run)
     gen_journal = Journal(run.out / rundir.GENERATIONS) if run.plan.mode == "endpoint" else None
     try:
         async with Journal(run.out / rundir.RESULTS) as journal:

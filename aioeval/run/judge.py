@@ -111,7 +111,11 @@ class Judge:
                 result = make_result(item.candidate, verdict, run)
                 replaced[(result.problem_id, result.sample_index)] = result
         if replaced:
-            rewrite_journal(journal, _merged(journal, replaced, stats))
+            # The whole journal is rewritten: off the event loop (the pipeline
+            # has drained, so nothing else touches `stats` meanwhile).
+            await anyio.to_thread.run_sync(
+                rewrite_journal, journal, _merged(journal, replaced, stats)
+            )
         return len(replaced)
 
     async def _judge(self, problem: Problem, text: str) -> tuple[Verdict, Execution]:
