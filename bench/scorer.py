@@ -97,15 +97,21 @@ async def _through(
 async def main(args: argparse.Namespace) -> dict[str, object]:
     problem = load_problems()[0]
     canonical = problem.fields["canonical_solution"]
-    cfg = aioeval.load_config(overrides=[f"params.workers={args.workers}"])
+    cfg = aioeval.load_config(
+        overrides=[f"params.workers={args.workers}", f"params.scoring={args.scoring}"]
+    )
     batch = await _batch(cfg, args.batch, canonical, problem.id)
-    result: dict[str, object] = {"bench": "scorer", "workers": args.workers}
+    result: dict[str, object] = {
+        "bench": "scorer",
+        "workers": args.workers,
+        "scoring": args.scoring,
+    }
     result["batch_ms"] = round(statistics.median(batch) * 1e3, 1)
     with tempfile.TemporaryDirectory() as tmp:
         samples = Path(tmp) / "samples.jsonl"
         rows = make_samples(samples, 10)
         score_wall, score_verdicts = await anyio.to_thread.run_sync(
-            run_aioeval, samples, Path(tmp) / "out", args.workers, "strict"
+            run_aioeval, samples, Path(tmp) / "out", args.workers, args.scoring
         )
     async with Scorer(cfg, cache=args.cache) as scorer:
         service = Service(scorer)
@@ -164,6 +170,7 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--scoring", choices=("strict", "official"), default="strict")
     parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--callers", type=int, default=64)

@@ -335,3 +335,13 @@ async def test_callers_cancelled_at_random_points_leave_nothing() -> None:
         assert len(pool._idle) == pool.size  # every slot back
         after = await scorer.score("human-eval", "HumanEval/0", canonical)
     assert after.status == "passed"
+
+
+async def test_an_optional_journal_keeps_every_verdict(tmp_path: Any) -> None:
+    path = tmp_path / "verdicts.jsonl"
+    canonical = PROBLEMS[0].fields["canonical_solution"]
+    async with Scorer(_config(), journal=path) as scorer:
+        await scorer.score("human-eval", "HumanEval/0", canonical)
+        await scorer.score("human-eval", "HumanEval/0", "    return True\n")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["passed", "failed"]

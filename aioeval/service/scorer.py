@@ -15,6 +15,8 @@ runs (strict scoring by default).
   dict in the benchmark's own format (validated, kept by content digest).
 - A slot whose processes die is replaced and the job retried once there
   (see `aioeval.executors.local`): only a second failure is ``infra_error``.
+- No run directory; ``journal=PATH`` appends every verdict to a
+  results.jsonl-format file for callers who want one.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -32,6 +35,7 @@ from aioeval.errors import AioevalError, CandidateFault, InputError, SandboxErro
 from aioeval.executors import make_executor
 from aioeval.executors.base import Executor
 from aioeval.run import guard
+from aioeval.run.journal import Journal
 from aioeval.suites import get_suite
 from aioeval.suites.base import Suite
 from aioeval.suites.crux_data import parse_problems as parse_crux
@@ -76,9 +80,13 @@ class Scorer:
         cache: int = 100_000,
         problems: int = 10_000,
         executor: Executor | None = None,
+        journal: str | Path | None = None,
     ) -> None:
         self.config = config if config is not None else load_config()
         self._executor = executor
+        self._journal_path = Path(journal) if journal is not None else None
+        self.journal: Journal | None = None
+        """Every verdict appended as a results.jsonl row, when asked for."""
         self.pool: Executor | None = None
         self.queue = queue
         self._cache_size, self._problem_size = cache, problems
@@ -106,10 +114,15 @@ class Scorer:
             raise
         self.pool = pool
         self._admit = anyio.Semaphore(pool.size + self.queue)
+        if self._journal_path is not None:
+            self.journal = Journal(self._journal_path)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         pool, self.pool = self.pool, None
+        journal, self.journal = self.journal, None
+        if journal is not None:
+            await journal.aclose()
         if pool is not None:
             await pool.aclose()
 
@@ -157,6 +170,8 @@ class Scorer:
         cand = Candidate(problem_id=found.id, sample_index=0, raw=completion, text=text)
         result = make_result(cand, verdict, execution)
         self.counts[result.status] += 1
+        if self.journal is not None:
+            self.journal.write(result)
         return result
 
     async def score_many(
