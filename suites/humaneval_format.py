@@ -7,6 +7,7 @@ under the file's own name, version (its sha256) and digest.
 
 from __future__ import annotations
 
+import ast
 import gzip
 from pathlib import Path
 
@@ -21,9 +22,45 @@ from .base import jsonl_rows, read_dataset_file
 class _Row(msgspec.Struct):
     task_id: str
     prompt: str
-    test: str
     entry_point: str
+    test: str = ""
     canonical_solution: str = ""
+    plus_input: object = None
+    """EvalPlus's extra inputs: a file that has them is not HumanEval format."""
+
+
+def _defines_check(test: str) -> bool | None:
+    """Does the test define ``check`` at top level? (None: it does not compile.)"""
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError):
+        return None
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "check"
+        for node in tree.body
+    )
+
+
+def _check_test(row: _Row, where: str) -> None:
+    """A row the HumanEval model cannot score is refused, naming it: an
+    EvalPlus row (its plus inputs would be ignored and the figure reported
+    under the file's name), a test that is empty, does not compile or
+    defines no ``check`` (every answer would fail)."""
+    if row.plus_input is not None:
+        raise InputError(
+            f"{where}: task {row.task_id!r} carries plus_input: this is an EvalPlus file, "
+            "and HumanEval-format scoring would run only its base tests; aioeval has no "
+            "EvalPlus-format suite, so score it with EvalPlus's own evaluator"
+        )
+    if not row.test.strip():
+        raise InputError(f"{where}: task {row.task_id!r} has no test (field test is empty)")
+    defines = _defines_check(row.test)
+    if defines is None:
+        raise InputError(f"{where}: task {row.task_id!r}: its test does not compile")
+    if not defines:
+        raise InputError(
+            f"{where}: task {row.task_id!r}: its test defines no check(candidate) function"
+        )
 
 
 def parse_humaneval(data: bytes, source: str) -> list[Problem]:
@@ -36,6 +73,7 @@ def parse_humaneval(data: bytes, source: str) -> list[Problem]:
             raise InputError(f"{source}:{lineno}: task_id {row.task_id!r} appears twice")
         if not row.entry_point.isidentifier():
             raise InputError(f"{source}:{lineno}: entry_point {row.entry_point!r} is not a name")
+        _check_test(row, f"{source}:{lineno}")
         seen.add(row.task_id)
         problems.append(
             Problem(

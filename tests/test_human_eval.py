@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -108,3 +109,42 @@ def test_bad_samples_name_file_and_line(tmp_path: Path, line: bytes, fragment: s
     with pytest.raises(InputError) as info:
         list(suite.read_samples(path, ds))
     assert f"{path}:2" in str(info.value) and fragment in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        (
+            {"prompt": "def f(x):\n", "entry_point": "f", "base_input": [[1]], "plus_input": [[2]]},
+            "carries plus_input: this is an EvalPlus file",
+        ),
+        (
+            {"prompt": "def f(x):\n", "entry_point": "f", "test": "", "plus_input": [[2]]},
+            "carries plus_input",
+        ),
+        ({"prompt": "def f(x):\n", "entry_point": "f", "test": "  \n"}, "has no test"),
+        ({"prompt": "def f(x):\n", "entry_point": "f"}, "has no test"),
+        ({"prompt": "def f(x):\n", "entry_point": "f", "test": "def check(c:\n"}, "not compile"),
+        (
+            {"prompt": "def f(x):\n", "entry_point": "f", "test": "assert f(1) == 1\n"},
+            "defines no check(candidate)",
+        ),
+    ],
+)
+def test_a_row_the_humaneval_model_cannot_score_is_refused(
+    tmp_path: Path, row: dict[str, object], fragment: str
+) -> None:
+    """Named by file, line and task, instead of every answer failing (or an
+    EvalPlus file scored on its base tests under its own name)."""
+    from aioeval.errors import InputError
+    from aioeval.suites.humaneval_format import read_humaneval_file
+
+    path = tmp_path / "tasks.jsonl"
+    good = {"task_id": "T/0", "prompt": "def g():\n", "entry_point": "g"}
+    good["test"] = "def check(candidate):\n    assert candidate() is None\n"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({"task_id": "T/1", **row}) + "\n")
+    with pytest.raises(InputError) as info:
+        read_humaneval_file(path)
+    message = str(info.value)
+    assert f"{path}:2: task 'T/1'" in message and fragment in message
+    assert "\n" not in message

@@ -16,7 +16,7 @@ import aiohttp
 import anyio
 import pytest
 from aiohttp import web
-from hostcheck import candidate_uids, processes_of
+from hostcheck import candidate_uids, descendants, processes_of
 
 import aioeval
 from aioeval.errors import InputError
@@ -196,7 +196,6 @@ def test_serve_drains_on_sigterm(tmp_path: Any) -> None:
     """``aioeval serve`` on a free port: a request in flight when SIGTERM
     arrives still gets its verdict, a new one is turned away, and the
     process exits 0 leaving no sandbox process behind."""
-    before = _sandbox_processes()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -221,6 +220,7 @@ def test_serve_drains_on_sigterm(tmp_path: Any) -> None:
         line = proc.stdout.readline()
         assert "serving on http://127.0.0.1:" in line, (line, proc.stderr and proc.stderr.read())
         url = f"http://127.0.0.1:{port}"
+        spawned: list[int] = []
         slow = "    import time\n    time.sleep(1.5)\n    return False\n"
 
         async def go() -> tuple[int, Any, int]:
@@ -239,6 +239,7 @@ def test_serve_drains_on_sigterm(tmp_path: Any) -> None:
                                 if "aioeval_in_flight 1" in await r.text():
                                     break
                             await anyio.sleep(0.01)
+                    spawned.extend(descendants(proc.pid))  # its templates, verifiers
                     proc.send_signal(signal.SIGTERM)
                     with anyio.fail_after(30):
                         while True:
@@ -258,21 +259,17 @@ def test_serve_drains_on_sigterm(tmp_path: Any) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert _sandbox_processes() <= before
+    assert spawned  # a template and a verifier, at least
+    assert not [pid for pid in spawned if _alive(pid)], spawned
 
 
-def _sandbox_processes() -> set[int]:
-    """Templates and verifiers alive on the host."""
-    found = set()
-    for name in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                cmd = fh.read()
-        except OSError:
-            continue
-        if b"worker.py" in cmd or b"verifier.py" in cmd:
-            found.add(int(name))
-    return found
+def _alive(pid: int) -> bool:
+    """A live process (a zombie has exited; its parent reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 @pytest.mark.parametrize("victim", ["template", "verifier"])
