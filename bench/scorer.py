@@ -16,6 +16,10 @@ All in one run, 2 workers unless ``--workers``:
 - ``rss``: resident memory after ``--rss-small`` and after ``--rss-large``
   calls of distinct answers (executed; the verdict cache bounded at
   ``--cache``), and their ratio.
+- ``cancel``: ``--cancel`` callers, every other one cancelled at a random
+  moment (up to 50 ms in): processes left below the pool's templates
+  (candidates), slots not back, and verdicts of the callers that were not
+  cancelled that differ from their answer's (right or wrong) verdict.
 
 Prints one JSON line.
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -36,6 +41,7 @@ import anyio
 from aiohttp import web
 
 import aioeval
+from aioeval.executors.local import LocalPool
 from aioeval.service import Scorer
 from aioeval.service.http import Service
 from aioeval.suites.human_eval import load_problems
@@ -164,7 +170,55 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
                 rss[i + 1] = round(_rss_mb(), 1)
         result["rss_mb"] = rss
         result["rss_ratio"] = round(rss[args.rss_large] / rss[args.rss_small], 3)
+        result["cancel"] = await _cancelled(scorer, canonical, problem.id, args.cancel)
     return result
+
+
+async def _cancelled(scorer: Scorer, canonical: str, pid: str, n: int) -> dict[str, int]:
+    pool = scorer.pool
+    assert isinstance(pool, LocalPool)
+    rng = random.Random()
+    wrong: list[str] = []
+    cancelled = 0
+
+    async def caller(i: int) -> None:
+        nonlocal cancelled
+        right = i % 3 != 0
+        text = (canonical if right else "    return True\n") + f"\n# cancel {i}\n"
+        with anyio.CancelScope() as scope:
+            if i % 2:
+                scope.deadline = anyio.current_time() + rng.uniform(0, 0.05)
+            status = (await scorer.score("human-eval", pid, text)).status
+            if status != ("passed" if right else "failed"):
+                wrong.append(f"{i}: {status}")
+        cancelled += scope.cancelled_caught
+
+    async with anyio.create_task_group() as tg:
+        for i in range(n):
+            tg.start_soon(caller, i)
+    left = [p for s in pool._slots if s.ready for p in _below(s.ready.pid)]
+    return {
+        "callers": n,
+        "cancelled": cancelled,
+        "processes_left": len(left),
+        "slots_not_back": pool.size - len(pool._idle),
+        "wrong_verdicts": len(wrong),
+    }
+
+
+def _below(pid: int) -> list[int]:
+    """Processes below `pid` (its candidates, if any are left)."""
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            with open(f"/proc/{current}/task/{current}/children") as fh:
+                kids = [int(x) for x in fh.read().split()]
+        except OSError:
+            continue
+        out += kids
+        todo += kids
+    return out
 
 
 if __name__ == "__main__":
@@ -177,5 +231,6 @@ if __name__ == "__main__":
     parser.add_argument("--cache", type=int, default=1000)
     parser.add_argument("--rss-small", type=int, default=2000)
     parser.add_argument("--rss-large", type=int, default=20000)
+    parser.add_argument("--cancel", type=int, default=1000)
     args = parser.parse_args()
     print(json.dumps(anyio.run(main, args)))
