@@ -49,6 +49,9 @@ Layer names are stable: they are recorded in summary.json.
     minimal-dev        /dev is a read-only tmpfs with null, zero, full, random,
                        urandom and the fd links only: no ptys (a host-wide
                        budget), no disks, no other device.
+    proc-masked        host-wide counters in /proc (under /proc/sys, stat,
+                       meminfo, vmstat, locks, pressure, ...) read as empty:
+                       a candidate can move them, a later one could read them.
     private-shm        /dev/shm and /dev/mqueue are empty and read-only:
                        other programs' POSIX shared memory is out of reach.
 
@@ -68,7 +71,7 @@ import sys
 from dataclasses import dataclass, field
 
 try:
-    from . import cgroups, landlock_rules, marks, namespaces, reaper, seccomp_filter
+    from . import cgroups, landlock_rules, marks, namespaces, reaper, seccomp_filter, views
 except ImportError:  # loaded as a top-level module inside the template
     import cgroups  # type: ignore[no-redef,import-not-found]
     import landlock_rules  # type: ignore[no-redef,import-not-found]
@@ -76,6 +79,7 @@ except ImportError:  # loaded as a top-level module inside the template
     import namespaces  # type: ignore[no-redef,import-not-found]
     import reaper  # type: ignore[no-redef,import-not-found]
     import seccomp_filter  # type: ignore[no-redef,import-not-found]
+    import views  # type: ignore[no-redef,import-not-found]
 
 UID_BASE = 200_000
 REQUIRED_ROOT = (
@@ -90,6 +94,7 @@ REQUIRED_ROOT = (
     "cgroup-cpu",
     "disk-tmpfs",
     "minimal-dev",
+    "proc-masked",
     "private-shm",
     "no-atime",
     "subreaper",
@@ -237,6 +242,7 @@ def setup(
         out.record("memfd-noexec", namespaces.memfd_noexec())
         out.pids, problem = namespaces.pid_shuffle()
         out.record("pid-shuffle", problem)
+    out.record("proc-masked", mounts or views.mask_proc())
     reads = [*READ_ROOTS, *code_dirs]
     out.ruleset_fd, problem = landlock_rules.prepare(sorted(set(reads)), [work_root])
     out.record("landlock", problem)
@@ -284,7 +290,7 @@ def _minimal_dev(work_root: str) -> str | None:
     staging = os.path.join(work_root, ".dev")
     os.makedirs(staging, exist_ok=True)
     try:
-        return namespaces.minimal_dev(staging)
+        return views.minimal_dev(staging)
     finally:
         with contextlib.suppress(OSError):
             os.rmdir(staging)

@@ -25,11 +25,6 @@ MS_NOEXEC = 8
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
-MS_REMOUNT = 32
-MS_MOVE = 0x2000
-DEV_NODES = ("null", "zero", "full", "random", "urandom")
-"""What /dev holds for candidates (with the fd links and empty shm dirs):
-no ptys, no disks, no other devices, no host-wide budget behind a node."""
 PR_SET_PDEATHSIG = 1
 SYS_MOUNT_SETATTR = 442  # the same number on every architecture
 AT_FDCWD = -100
@@ -281,35 +276,6 @@ def private_tmpfs(path: str, size_mb: int) -> str | None:
     flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
     if int(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", flags, opts)) != 0:
         return f"cannot mount tmpfs: {_errno_text()}"
-    return None
-
-
-def minimal_dev(staging: str) -> str | None:
-    """Put a read-only tmpfs over /dev (in our mount namespace) holding only
-    `DEV_NODES` (bound from the host's), ``fd``/``stdin``/``stdout``/
-    ``stderr`` links and empty ``shm`` and ``mqueue`` directories. Built at
-    ``staging`` (an empty directory), then moved onto /dev."""
-    opts = b"size=64k,nr_inodes=64,mode=0755"
-    if int(_libc.mount(b"tmpfs", staging.encode(), b"tmpfs", MS_NOSUID | MS_NOEXEC, opts)):
-        return f"cannot mount a tmpfs for /dev: {_errno_text()}"
-    try:
-        for name in DEV_NODES:
-            node = os.path.join(staging, name)
-            open(node, "w").close()
-            if int(_libc.mount(f"/dev/{name}".encode(), node.encode(), None, MS_BIND, None)):
-                return f"cannot bind /dev/{name}: {_errno_text()}"
-        for name in ("shm", "mqueue"):
-            os.mkdir(os.path.join(staging, name), 0o555)
-        os.symlink("/proc/self/fd", os.path.join(staging, "fd"))
-        for fd, name in enumerate(("stdin", "stdout", "stderr")):
-            os.symlink(f"/proc/self/fd/{fd}", os.path.join(staging, name))
-    except OSError as exc:
-        return f"cannot build /dev: {exc.strerror}"
-    if int(_libc.mount(staging.encode(), b"/dev", None, MS_MOVE, None)):
-        return f"cannot move the new /dev into place: {_errno_text()}"
-    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC
-    if int(_libc.mount(None, b"/dev", None, flags, None)):
-        return f"cannot make /dev read-only: {_errno_text()}"
     return None
 
 

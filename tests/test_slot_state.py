@@ -309,3 +309,39 @@ def test_a_socket_that_outlives_its_candidate_does_not_reach_the_next() -> None:
     outs = _run_in_order(mark, follow, follow)
     assert [o.status for o in outs] == ["passed"] * 3, outs
     assert outs[0].retire
+
+
+def test_host_wide_counters_in_proc_carry_nothing() -> None:
+    """Counters the kernel keeps for the whole host move with what a
+    candidate does (50,000 failed lookups add 50,000 dentries; forks add to
+    the process count) and stay moved: a later candidate could read them.
+    They read as empty in the sandbox; what programs use of /proc stays."""
+    mark = """
+        import os
+        for i in range(50000):
+            try:
+                os.stat(f"/usr/lib/aioeval-mark-{i}")
+            except OSError:
+                pass
+        for _ in range(20):
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+        """
+    look = """
+        import os
+        assert os.listdir("/proc/sys") == [], os.listdir("/proc/sys")
+        assert not os.path.exists("/proc/sys/fs/dentry-state")
+        for name in ("stat", "meminfo", "vmstat", "locks", "loadavg", "diskstats"):
+            path = "/proc/" + name
+            assert not os.path.exists(path) or open(path).read() == "", path
+        # What honest programs read still works.
+        assert "Pid:" in open("/proc/self/status").read()
+        assert open("/proc/cpuinfo").read()
+        assert os.cpu_count() and os.listdir("/proc/self/fd")
+        print("masked")
+        """
+    outs = _run_in_order(look, mark, look)
+    assert [o.status for o in outs] == ["passed"] * 3, outs
+    assert "masked" in outs[2].output_tail
