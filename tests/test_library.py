@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
 
 import aioeval
@@ -212,3 +213,28 @@ def test_open_run_can_yield_every_event() -> None:
     results = [e.result for e in seen if isinstance(e, ResultReady)]
     assert sorted(r.problem_id for r in results) == ["HumanEval/0", "HumanEval/1", "HumanEval/2"]
     assert seen[-1].summary.counts["passed"] == 3  # type: ignore[attr-defined]
+
+
+def test_leaving_open_run_early_still_sets_the_summary(tmp_path: Path) -> None:
+    """A caller that stops reading and leaves the block normally gets the
+    whole run and its summary; one that leaves by an exception cancels it."""
+
+    async def go() -> tuple[aioeval.Summary | None, aioeval.Summary | None]:
+        cfg = load_config(overrides=["params.execute=true", "params.limit=4"])
+        spec = aioeval.RunSpec(
+            benchmark="human-eval", platform="llm-mock", config=cfg, out_dir=str(tmp_path / "a")
+        )
+        async with aioeval.open_run(spec) as run:
+            async for _ in run:
+                break
+        finished = run.summary
+        spec = msgspec.structs.replace(spec, out_dir=str(tmp_path / "b"))
+        with pytest.raises(RuntimeError, match="stop"):
+            async with aioeval.open_run(spec) as other:
+                raise RuntimeError("stop")
+        return finished, other.summary
+
+    finished, cancelled = anyio.run(go)
+    assert finished is not None and finished.counts["passed"] == 4
+    assert len((tmp_path / "a" / "results.jsonl").read_text().splitlines()) == 4
+    assert cancelled is None

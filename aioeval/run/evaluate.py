@@ -353,8 +353,10 @@ async def open_run(
     caller is behind: each supersedes the last), a `ResultReady` per result
     and, last, `RunFinished` with the summary. Results wait for the caller
     (backpressure), whichever is iterated. The evaluation runs in a task
-    group bound to the ``async with`` block; leaving the block early cancels
-    it (and kills its sandboxes).
+    group bound to the ``async with`` block: leaving it normally lets the
+    run finish (what was not read is still journaled) and sets ``summary``;
+    leaving it by an exception or cancellation cancels the run (and kills
+    its sandboxes).
     """
     send, recv = anyio.create_memory_object_stream[Any](64)
     handle = RunHandle(recv)
@@ -387,9 +389,13 @@ async def open_run(
             tg.start_soon(runner)
             try:
                 yield handle
+            except BaseException:
+                tg.cancel_scope.cancel()
+                raise
+            else:
+                async for _ in recv:  # what the caller left unread: the run still finishes
+                    pass
             finally:
                 recv.close()
-                if handle.summary is None:
-                    tg.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         raise _engine_error(group) from None
