@@ -79,6 +79,7 @@ PROC_FILES = tuple(
         "key-users",
         "timer_list",
         "kallsyms",
+        "cgroups",
     )
 )
 """Host-wide counters a candidate can move and a later one read back (the
