@@ -9,9 +9,33 @@ from typing import Literal
 
 import msgspec
 
-from aioeval.generation.ratelimit import Bucket
-
 Dialect = Literal["openai", "gateway", "none"]
+
+
+class ServerBucket:
+    """A server's token bucket, written apart from the engine's limiter (a
+    fake that borrowed the client's own arithmetic would agree with it by
+    construction). Holds up to ``capacity``, refills at ``rate`` a second;
+    a charge larger than what is held leaves the level negative (debt)."""
+
+    def __init__(self, rate: float, capacity: float, now: float) -> None:
+        self.rate, self.capacity = rate, capacity
+        self.level, self.updated = capacity, now
+
+    def refill(self, now: float) -> None:
+        elapsed = max(0.0, now - self.updated)
+        self.level = min(self.capacity, self.level + elapsed * self.rate)
+        self.updated = max(self.updated, now)
+
+    def wait_s(self, amount: float, now: float) -> float:
+        """Seconds until ``amount`` (at most a full bucket) is held."""
+        self.refill(now)
+        short = min(amount, self.capacity) - self.level
+        return max(0.0, short / self.rate)
+
+    def take(self, amount: float, now: float) -> None:
+        self.refill(now)
+        self.level -= amount
 
 
 class Refusal(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,15 +95,15 @@ class ServerLimits:
         self.parallel_retry_after_s = parallel_retry_after_s
         self.dialect = dialect
         self.upstream_factor = upstream_factor
-        self.bucket: Bucket | None = None
+        self.bucket: ServerBucket | None = None
         self.window: Window | None = None
         if rpm and window_s:
             self.window = Window(rpm, window_s, now)
         elif rpm:
-            self.bucket = Bucket(rpm / 60.0, burst or max(1.0, rpm / 60.0), now)
-        self.tokens: Bucket | None = None
+            self.bucket = ServerBucket(rpm / 60.0, burst or max(1.0, rpm / 60.0), now)
+        self.tokens: ServerBucket | None = None
         if tpm:
-            self.tokens = Bucket(tpm / 60.0, max(1.0, tpm / 60.0 * tpm_burst_s), now)
+            self.tokens = ServerBucket(tpm / 60.0, max(1.0, tpm / 60.0 * tpm_burst_s), now)
 
     def admit(self, now: float, *, charge: int, in_flight: int) -> Refusal | None:
         """Check every limit for a request that may cost ``charge`` tokens;
@@ -162,6 +186,6 @@ class ServerLimits:
         return Refusal(message="rate limit exceeded", headers=headers)
 
 
-def _state(bucket: Bucket, now: float) -> tuple[float, int]:
+def _state(bucket: ServerBucket, now: float) -> tuple[float, int]:
     bucket.refill(now)
     return (bucket.capacity - bucket.level) / bucket.rate, max(0, math.floor(bucket.level))
