@@ -452,3 +452,20 @@ def test_two_nodes_and_a_node_lost_mid_run(
     lost = drive(str(tmp_path / "lost"), second)
     assert lost["complete"] and lost["counts"] == both["counts"]
     assert lost["infra_retries"] >= 1 and lost["nodes"] == 2
+
+
+@pytest.mark.ray
+def test_a_scorer_on_ray_gives_the_local_verdicts(ray_instance: Any) -> None:
+    """A warm Scorer built from a config that names the Ray executor."""
+    from aioeval.service import Scorer
+
+    problem = load_problems()[0]
+    answers = [problem.fields["canonical_solution"], "    return True\n", "    return (\n"]
+
+    async def go(executor: str) -> list[str]:
+        cfg = load_config(overrides=[f"params.executor={executor}"])
+        async with Scorer(cfg) as scorer:
+            assert isinstance(scorer.pool, RayPool) == (executor == "ray")
+            return [(await scorer.score("human-eval", problem.id, a)).status for a in answers]
+
+    assert anyio.run(go, "ray") == anyio.run(go, "local") == ["passed", "failed", "error"]
