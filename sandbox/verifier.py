@@ -322,8 +322,12 @@ class Verifier:
     ) -> None:
         """Point the test's names at the candidate's definitions, as the
         single program would resolve them, except the builtins (the test
-        keeps the real ones). A function the prelude defines too is
-        `guarded`: the prelude's own answer must agree."""
+        keeps the real ones) and the prelude's modules and constants (a
+        candidate that rebinds ``math`` to an object whose ``fabs`` says 0
+        must not decide the test's comparisons). A class the prelude defines
+        is the candidate's, as in the single program (its instances are
+        compared through the prelude's twin). A function the prelude
+        defines too is `guarded`: the prelude's own answer must agree."""
         found: dict[str, Any] = {}
         for item in names[:10_000]:
             if type(item) is list and len(item) == 2 and type(item[0]) is str:
@@ -331,8 +335,11 @@ class Verifier:
                 if name == entry or (name in wanted and not hasattr(builtins, name)):
                     found[name] = item[1]
         for name, tree in found.items():
+            trusted = prelude.get(name, _UNSET)
+            if name != entry and trusted is not _UNSET and not isinstance(trusted, type):
+                if not isinstance(trusted, FunctionType):
+                    continue  # the prompt's module or constant stays the test's
             value = talk.decode(tree)
-            trusted = prelude.get(name)
             if name != entry and isinstance(trusted, FunctionType):
                 value = guarded(name, value, trusted)
             scope[name] = value
@@ -368,6 +375,7 @@ class Verifier:
         return result("passed")
 
 
+_UNSET = object()
 CPU_MARGIN_S = 2
 """CPU seconds past a check's budget before the kernel ends the verifier."""
 VERIFIER_PIDS = 32

@@ -657,3 +657,34 @@ async def test_a_reply_that_swells_when_decoded_is_bounded_while_it_is(env: Env)
         # the check's budget. Still bounded, still no pass.
         assert out.status == "timeout" and "verifier could not finish" in out.reason, out
         assert (await run(env, honest)).status == "passed"
+
+
+async def test_rebinding_a_module_the_prompt_imported(env: Env) -> None:
+    """The prompt imports ``math`` and the test compares with ``math.fabs``:
+    a wrong answer that rebinds ``math`` to a function whose ``fabs``
+    always says 0 would pass if the test read the candidate's name. The
+    test keeps the prompt's modules, classes and constants."""
+    prompt = "import math\n\ndef find_zero(xs: list):\n    pass\n"
+    setup = (
+        "def check(candidate):\n"
+        "    for coeffs in ([1, 2], [-6, 11, -6, 1]):\n"
+        "        x = candidate(list(coeffs))\n"
+        "        assert math.fabs(sum(c * x**i for i, c in enumerate(coeffs))) < 1e-4\n"
+    )
+    forged = (
+        "import math as _real\n"
+        "def find_zero(xs):\n    return 0.0\n"
+        "def math():\n    pass\n"
+        "math.fabs = lambda v: 0.0\n"
+    )
+    honest = "def find_zero(xs):\n    return -xs[0] / xs[1] if len(xs) == 2 else 1.0\n"
+    for program, status in ((forged, "failed"), (honest, "passed")):
+        task = Checked(
+            program=prompt + program,
+            entry="find_zero",
+            prelude=prompt,
+            setup=setup,
+            driver="check(find_zero)",
+        )
+        out = await run(env, task)
+        assert out.status == status, out
