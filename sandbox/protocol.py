@@ -66,6 +66,14 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     disk_mb: int = 256
     """Total size of the files a candidate may write (its private tmpfs)."""
 
+    def for_task(self, cpu_s: float) -> Limits:
+        """These limits with a task's own CPU budget (0: the pool's), the
+        wall-clock backstop scaled with it so the two keep their ratio."""
+        if cpu_s <= 0 or cpu_s == self.cpu_s:
+            return self
+        wall_s = self.wall_s * cpu_s / self.cpu_s
+        return msgspec.structs.replace(self, cpu_s=cpu_s, wall_s=wall_s)
+
 
 # --- what the engine asks for ------------------------------------------------
 
@@ -74,6 +82,8 @@ class Program(msgspec.Struct, frozen=True, kw_only=True, tag="program", array_li
     """Run ``program``; passed when it returns (see the module docstring)."""
 
     program: str
+    cpu_s: float = 0.0
+    """This task's CPU budget (0: the pool's); see `Limits.for_task`."""
 
 
 class Call(msgspec.Struct, frozen=True, kw_only=True, tag="call", array_like=True):
@@ -87,6 +97,8 @@ class Call(msgspec.Struct, frozen=True, kw_only=True, tag="call", array_like=Tru
     entry: str
     args: bytes = b""
     args_source: str | None = None
+    cpu_s: float = 0.0
+    """This task's CPU budget (0: the pool's); see `Limits.for_task`."""
 
 
 class Checked(msgspec.Struct, frozen=True, kw_only=True, tag="checked", array_like=True):
@@ -104,6 +116,10 @@ class Checked(msgspec.Struct, frozen=True, kw_only=True, tag="checked", array_li
     """Trusted code run before ``setup`` (a HumanEval prompt): names it
     defines that the candidate's program defines too resolve to the
     program's, as they would in the single program."""
+    cpu_s: float = 0.0
+    """This task's CPU budget, the child's and the test's alike (0: the
+    pool's): a suite whose tests set their own limits (EvalPlus derives
+    them from the reference's run time) sizes each task."""
 
 
 Task = Program | Call | Checked
@@ -118,6 +134,7 @@ class Serve(msgspec.Struct, frozen=True, kw_only=True, tag="serve", array_like=T
 
     program: str
     entry: str
+    cpu_s: float = 0.0
 
 
 class Hello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -164,6 +181,8 @@ class JobHead(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     entry: str = ""
     args: bytes = b""
     args_source: str | None = None
+    cpu_s: float = 0.0
+    """The job's CPU budget (0: the template's)."""
 
 
 def encode_job(job_id: int, task: Program | Call | Serve) -> bytes:
@@ -176,11 +195,14 @@ def encode_job(job_id: int, task: Program | Call | Serve) -> bytes:
             entry=task.entry,
             args=task.args,
             args_source=task.args_source,
+            cpu_s=task.cpu_s,
         )
     elif isinstance(task, Serve):
-        head = JobHead(id=job_id, kind="serve", size=len(program), entry=task.entry)
+        head = JobHead(
+            id=job_id, kind="serve", size=len(program), entry=task.entry, cpu_s=task.cpu_s
+        )
     else:
-        head = JobHead(id=job_id, kind="program", size=len(program))
+        head = JobHead(id=job_id, kind="program", size=len(program), cpu_s=task.cpu_s)
     return encode_frame(head) + program
 
 
@@ -257,6 +279,8 @@ class Check(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     driver: str
     entry: str
     prelude: str = ""
+    cpu_s: float = 0.0
+    """The check's CPU budget (0: the hello's)."""
 
 
 class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):

@@ -125,6 +125,7 @@ class Template:
             _protect_from_oom()
 
     def run(self, job: protocol.JobHead, program: frames.JobReader) -> protocol.Outcome:
+        limits = self.limits.for_task(job.cpu_s)
         wdir, env = self._fresh_workdir(job.id)
         # Nothing a candidate could mark survives it: a fresh output file
         # (locks and flags set on the last one die with it), a random pid.
@@ -140,7 +141,7 @@ class Template:
         if pid == 0:
             try:
                 os.close(r)
-                self._child(job, program.take(job.size), token, w, wdir, env, channel)
+                self._child(job, program.take(job.size), token, w, wdir, env, channel, limits)
             finally:
                 os._exit(70)
         program.wipe(job.size)  # the child has its copy; ours must not reach the next one
@@ -148,7 +149,7 @@ class Template:
         if channel is not None:
             os.close(channel)
         try:
-            size, wall_killed, too_big = self._wait(pid, r, t0)
+            size, wall_killed, too_big, stopped = self._wait(job, pid, r, t0 + limits.wall_s)
             self.report_size = size
             run_delay = fairness.run_delay_ms(pid) if wall_killed else 0.0
             _, status, usage = os.wait4(pid, 0)
@@ -175,8 +176,9 @@ class Template:
             oom_killed=oom_killed,
             report=harness.parse_report(memoryview(self.report)[:size], token),
             tail_size=tail,
+            stopped=stopped,
         )
-        out = verdict.outcome(job, self.limits, ending)
+        out = verdict.outcome(job, limits, ending)
         return msgspec.structs.replace(out, retire=True) if retire else out
 
     def _child(
@@ -188,6 +190,7 @@ class Template:
         wdir: str,
         env: dict[str, str] | None,
         channel: int | None,
+        limits: protocol.Limits,
     ) -> None:
         """In the forked child: run the job (never returns to the template)."""
         die_with_parent()
@@ -198,7 +201,9 @@ class Template:
             out_fd=self.out_fd,
             workdir=wdir,
             env=env,
-            limits=self.limit_map,
+            limits=self.limit_map
+            if limits is self.limits
+            else {**self.limit_map, "cpu_s": limits.cpu_s},
             channel_fd=channel,
             confine=self._confine,
         )
@@ -248,18 +253,24 @@ class Template:
     def _confine(self) -> None:
         layers.confine_child(self.conf)
 
-    def _wait(self, pid: int, r: int, t0: float) -> tuple[int, bool, bool]:
-        """Collect the child's report until it exits or the backstop fires."""
+    def _wait(
+        self, job: protocol.JobHead, pid: int, r: int, deadline: float
+    ) -> tuple[int, bool, bool, bool]:
+        """Collect the child's report until it exits, the backstop fires, or
+        (a served job) the verifier says its verdict is already against the
+        answer, so a child still running a call past its limit is stopped."""
         pidfd = os.pidfd_open(pid)
         os.set_blocking(r, False)
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
         poller.register(r, select.POLLIN)
         poller.register(0, 0)  # hang-up only: the engine went away
+        link = self.link.fileno() if self.link is not None and job.kind == "serve" else -1
+        if link >= 0:
+            poller.register(link, select.POLLIN)
         view = memoryview(self.report)
         size = 0
-        deadline = t0 + self.limits.wall_s
-        wall_killed = too_big = False
+        wall_killed = too_big = stopped = False
         r_open = True
         try:
             while True:
@@ -288,7 +299,13 @@ class Template:
                             r_open = False
                     if fd == pidfd:
                         exited = True
-                if exited or too_big:
+                    if fd == link and self._told_to_stop(job.id):
+                        stopped = True
+                if stopped and exited:
+                    stopped = False  # it ended on its own: judged by how
+                elif stopped:
+                    reaper.kill_group(pid)
+                if exited or too_big or stopped:
                     break
             # Drain what the child wrote just before exiting.
             while r_open and size <= RESULT_CAP:
@@ -298,7 +315,18 @@ class Template:
                 size += n
         finally:
             os.close(pidfd)
-        return size, wall_killed, too_big
+        return size, wall_killed, too_big, stopped
+
+    def _told_to_stop(self, job_id: int) -> bool:
+        """Did the verifier say it has decided against this job? (Words
+        about earlier jobs, which ended first, are read and dropped.)"""
+        assert self.link is not None
+        try:
+            data = self.link.recv(_JOB_ID.size * 16, socket.MSG_DONTWAIT)
+        except OSError:
+            return False
+        ids = {_JOB_ID.unpack_from(data, i)[0] for i in range(0, len(data) - 7, _JOB_ID.size)}
+        return job_id in ids
 
     def cleanup(self, pid: int) -> None:
         """Kill the child's group and reap every orphan this subreaper got."""

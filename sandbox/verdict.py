@@ -46,6 +46,9 @@ class Ending:
     """What the child reported on its private pipe (`harness.parse_report`)."""
     tail_size: int = 0
     """Bytes of captured output that follow the Outcome frame."""
+    stopped: bool = False
+    """A served child killed because the verifier had already decided
+    against the answer (a call past its time limit): its verdict stands."""
 
 
 def outcome(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> protocol.Outcome:
@@ -83,6 +86,8 @@ def _judge(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> pr
         )
 
     ended_badly = _how_it_ended(limits, ending)
+    if ending.stopped and job.kind == "serve" and _only_stopped(ending, ended_badly):
+        return out("exited", "stopped: the test had already decided")
     if ended_badly is not None:
         return out(*ended_badly)
     if ending.report is not None:
@@ -107,6 +112,18 @@ def _judge(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> pr
     status = ending.status
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
     return out("failed", f"exited with status {code} before the check completed")
+
+
+def _only_stopped(ending: Ending, ended_badly: tuple[str, str] | None) -> bool:
+    """Was the template's kill (the verifier had decided) the only thing
+    that ended this child? Not if it ran out of its budget, died of a
+    signal of its own, or could not be set up."""
+    if ending.report is not None and ending.report[0] == harness.SETUP:
+        return False
+    if ended_badly is None:
+        return True
+    killed = os.WIFSIGNALED(ending.status) and os.WTERMSIG(ending.status) == signal.SIGKILL
+    return killed and ended_badly[0] != "timeout"
 
 
 def _how_it_ended(limits: protocol.Limits, ending: Ending) -> tuple[str, str] | None:

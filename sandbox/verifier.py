@@ -86,6 +86,12 @@ class CheckTimeout(BaseException):
     """The test's own CPU budget ran out in the verifier."""
 
 
+class CallTimeLimit(BaseException):
+    """A call of the candidate ran past the wall-clock limit the test set
+    for it with `within` (a BaseException: the test's own handlers, and
+    nothing the candidate raises, can stand for it)."""
+
+
 class TestBroken(Exception):
     """The test itself does not run (does not compile, raises at import)."""
 
@@ -194,6 +200,34 @@ def _on_prof(signum: int, frame: object) -> None:
         raise CheckTimeout
 
 
+_call_limit = 0.0
+"""The limit of the call `within` runs (0: none), for a late alarm to ignore."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    if _call_limit:
+        raise CallTimeLimit(f"a call of the candidate ran past its time limit of {_call_limit:g}s")
+
+
+WITHIN = "__aioeval_within__"
+"""The name under which a test finds `within` (never the candidate's to bind)."""
+
+
+def within(seconds: float, fn: Callable[..., Any], /, *args: Any) -> Any:
+    """``fn(*args)``, ended as the answer's timeout once it has taken
+    ``seconds`` of wall time: tests that give each input its own limit
+    (EvalPlus, competitive programming) use it around each call, and the
+    alarm interrupts the wait for the candidate's reply."""
+    global _call_limit
+    _call_limit = seconds
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn(*args)
+    finally:
+        _call_limit = 0.0
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 class Verifier:
     def __init__(self, hello: protocol.VerifierHello, out_fd: int) -> None:
         self.hello = hello
@@ -203,6 +237,7 @@ class Verifier:
         self.random_state = random.getstate()
         self.cache: OrderedDict[tuple[str, str, str], Compiled | TestBroken] = OrderedDict()
         signal.signal(signal.SIGPROF, _on_prof)
+        signal.signal(signal.SIGALRM, _on_alarm)
         self.cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
 
     def compiled(self, check: protocol.Check) -> Compiled:
@@ -222,9 +257,9 @@ class Verifier:
             raise hit
         return hit
 
-    def channel_for(self, job_id: int) -> int:
+    def channel_for(self, job_id: int, wall_s: float) -> int:
         """The job's channel, passed by the template (one per job, in order)."""
-        self.link.settimeout(self.hello.wall_s + 5.0)
+        self.link.settimeout(wall_s + 5.0)
         data, fds, _, _ = socket.recv_fds(self.link, _ID.size, 1)
         if len(data) != _ID.size or len(fds) != 1:
             for fd in fds:
@@ -236,13 +271,23 @@ class Verifier:
             raise LookupError(f"channel for job {got}, expected {job_id}")
         return fds[0]
 
-    def cpu_ceiling(self) -> None:
+    def stop(self, job_id: int) -> None:
+        """Tell the template the test timed out on this job: a child still
+        busy in a call (past its limit) is stopped instead of left to run
+        out its budget. Only then: any other way, a child that does not end
+        is judged by how it ends, as the single program would be."""
+        try:
+            self.link.send(_ID.pack(job_id), socket.MSG_DONTWAIT)
+        except OSError:
+            pass  # the template is gone, or its end is full: the budget ends it
+
+    def cpu_ceiling(self, cpu_s: float) -> None:
         """Let the kernel end us (SIGXCPU) once this check has used its CPU
         budget and a margin: the test's timer cannot interrupt C code (a
         candidate's reply being decoded), the kernel's limit can. The engine
         reads that death as the answer's timeout."""
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        soft = math.ceil(usage.ru_utime + usage.ru_stime + self.hello.cpu_s) + CPU_MARGIN_S
+        soft = math.ceil(usage.ru_utime + usage.ru_stime + cpu_s) + CPU_MARGIN_S
         resource.setrlimit(resource.RLIMIT_CPU, (soft, self.cpu_hard))
 
     def run(self, check: protocol.Check) -> protocol.CheckResult:
@@ -253,16 +298,22 @@ class Verifier:
                 id=check.id, status=status, reason=reason, output=capture.text()
             )
 
+        cpu_s, wall_s = self.hello.cpu_s, self.hello.wall_s
+        if check.cpu_s > 0:
+            cpu_s, wall_s = check.cpu_s, wall_s * check.cpu_s / cpu_s
         # The channel is taken first, whatever happens: the template passes
         # one per job, and the child waits on it until it is closed.
-        fd = self.channel_for(check.id)
+        fd = self.channel_for(check.id, wall_s)
         os.set_blocking(fd, True)
-        chan = Channel(fd, time.monotonic() + self.hello.wall_s + 2.0)
+        chan = Channel(fd, time.monotonic() + wall_s + 2.0)
         stdout, stderr = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
-        self.cpu_ceiling()
+        self.cpu_ceiling(cpu_s)
         try:
-            return self._check(check, chan, result)
+            verdict = self._check(check, chan, result, cpu_s)
+            if verdict.status == "timeout":
+                self.stop(check.id)
+            return verdict
         finally:
             sys.stdout, sys.stderr = stdout, stderr
             chan.close()
@@ -273,12 +324,17 @@ class Verifier:
         check: protocol.Check,
         chan: Channel,
         result: Callable[..., protocol.CheckResult],
+        cpu_s: float,
     ) -> protocol.CheckResult:
         try:
             code = self.compiled(check)
         except TestBroken as exc:
             return result("error", str(exc)[:500])
-        scope: dict[str, Any] = {"__name__": TEST_MODULE, "__builtins__": builtins}
+        scope: dict[str, Any] = {
+            "__name__": TEST_MODULE,
+            "__builtins__": builtins,
+            WITHIN: within,
+        }
         random.setstate(self.random_state)
         try:
             if code.prelude is not None:
@@ -309,7 +365,7 @@ class Verifier:
         except Exception as exc:
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         random.setstate(self.random_state)
-        return self._drive(code.driver, scope, result)
+        return self._drive(code.driver, scope, result, cpu_s)
 
     def _bind(
         self,
@@ -332,6 +388,8 @@ class Verifier:
         for item in names[:10_000]:
             if type(item) is list and len(item) == 2 and type(item[0]) is str:
                 name = item[0]
+                if name == WITHIN:
+                    continue
                 if name == entry or (name in wanted and not hasattr(builtins, name)):
                     found[name] = item[1]
         for name, tree in found.items():
@@ -356,15 +414,18 @@ class Verifier:
         driver: CodeType,
         scope: dict[str, Any],
         result: Callable[..., protocol.CheckResult],
+        cpu_s: float,
     ) -> protocol.CheckResult:
         global _armed
         _armed = True
-        signal.setitimer(signal.ITIMER_PROF, self.hello.cpu_s)
+        signal.setitimer(signal.ITIMER_PROF, cpu_s)
         try:
             exec(driver, scope)
             _armed = False
         except CheckTimeout:
-            return result("timeout", f"the test ran out of its CPU budget of {self.hello.cpu_s:g}s")
+            return result("timeout", f"the test ran out of its CPU budget of {cpu_s:g}s")
+        except CallTimeLimit as exc:
+            return result("timeout", str(exc))
         except CheckSetupError as exc:
             return result("error", str(exc)[:500])
         except BaseException as exc:

@@ -156,7 +156,7 @@ class Slot:
     async def _exchange(self, job_id: int, task: Program | Call | protocol.Serve) -> Outcome:
         template = self.template
         assert template is not None
-        with anyio.fail_after(self.pool.limits.wall_s + 30):
+        with anyio.fail_after(self.pool.limits.for_task(task.cpu_s).wall_s + 30):
             await template.send_raw(protocol.encode_job(job_id, task))
             out = _outcome.decode(await template.frame())
             if out.reason_size:
@@ -189,9 +189,11 @@ class Slot:
                 driver=task.driver,
                 entry=task.entry,
                 prelude=task.prelude,
+                cpu_s=task.cpu_s,
             )
         )
-        child = await self._exchange(job_id, protocol.Serve(program=task.program, entry=task.entry))
+        serve = protocol.Serve(program=task.program, entry=task.entry, cpu_s=task.cpu_s)
+        child = await self._exchange(job_id, serve)
         if child.status != "exited":
             # The verdict is the child's (timeout, error): never wait long on
             # a test that a candidate's values may have sent into a slow loop.
@@ -206,7 +208,8 @@ class Slot:
         # its wall time can be longer. A verifier still busy past that is
         # stuck in C code on what the candidate sent (a child can send a
         # hostile reply and exit): the answer's timeout, and a fresh slot.
-        budget = self.pool.limits.cpu_s + self.pool.limits.wall_s
+        limits = self.pool.limits.for_task(task.cpu_s)
+        budget = limits.cpu_s + limits.wall_s
         with anyio.move_on_after(budget):
             try:
                 frame = await verifier.frame()
