@@ -133,7 +133,7 @@ def print_catalog(catalog: Catalog, console: Console) -> None:
         " endpoint/score: live runs and aioeval score, unless --dataset)",
     ]
     for bench in catalog.benchmarks:
-        lines.append(f"  {bench.name:<12} default k {', '.join(map(str, bench.default_k))}")
+        lines.append(f"  {bench.name:<15} default k {', '.join(map(str, bench.default_k))}")
         for d in bench.datasets:
             size = "?" if d.size is None else f"{d.size:,}"
             what = d.note if d.name is None else f"{d.name}  {d.version}"

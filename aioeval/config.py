@@ -134,6 +134,23 @@ class SandboxParams(Base, frozen=True):
     """Bytes of captured stdout/stderr kept per candidate."""
 
 
+class EvalPlusParams(Base, frozen=True):
+    """How the EvalPlus suites time each input (EvalPlus's own defaults)."""
+
+    min_time_limit_s: float = 4.0
+    """Least wall time an input is given."""
+    gt_time_limit_factor: float = 4.0
+    """An input's limit is max(min_time_limit_s, this x the reference's time on it)."""
+    task_limit_s: float = 60.0
+    """Cap on the sum of a part's input limits (its whole budget is that + 1 s)."""
+    details: bool = False
+    """Run every input and list the failing ones, instead of stopping at the first."""
+
+    def __post_init__(self) -> None:
+        if self.min_time_limit_s <= 0 or self.gt_time_limit_factor <= 0 or self.task_limit_s <= 0:
+            raise ValueError("evalplus time limits must be > 0")
+
+
 class LocalExecutor(Base, frozen=True, tag="local", tag_field="kind"):
     """Sandbox slots on this machine."""
 
@@ -214,6 +231,8 @@ class Params(Base, frozen=True):
     ray_actors: int | None = None
     """Older spelling of ``executor: {kind: ray, actors: ...}`` (still read)."""
     sandbox: SandboxParams = SandboxParams()
+    evalplus: EvalPlusParams = EvalPlusParams()
+    """Per-input time limits of the ``humaneval-plus`` and ``mbpp-plus`` suites."""
 
     def __post_init__(self) -> None:
         if self.n_samples < 1:

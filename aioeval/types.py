@@ -66,23 +66,31 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     generation: Generation = Generation()
 
 
-class Passed(msgspec.Struct, frozen=True, kw_only=True, tag="passed", tag_field="status"):
+class _Judged(msgspec.Struct, frozen=True, kw_only=True, tag_field="status"):
+    """What every verdict on an answer carries."""
+
     reason: str = ""
+    parts: dict[str, Status] | None = None
+    """Verdicts on named subsets of the tests, where a suite reports them
+    (EvalPlus: ``base`` and ``plus``); the verdict itself is the whole."""
 
 
-class Failed(msgspec.Struct, frozen=True, kw_only=True, tag="failed", tag_field="status"):
-    reason: str = ""
+class Passed(_Judged, frozen=True, kw_only=True, tag="passed"):
+    pass
+
+
+class Failed(_Judged, frozen=True, kw_only=True, tag="failed"):
     skipped: bool = False
     """Not executed because a scoring rule refuses it (CRUXEval official mode);
     kept on the verdict so a deduplicated copy is marked skipped too."""
 
 
-class Timeout(msgspec.Struct, frozen=True, kw_only=True, tag="timeout", tag_field="status"):
-    reason: str = ""
+class Timeout(_Judged, frozen=True, kw_only=True, tag="timeout"):
+    pass
 
 
-class Error(msgspec.Struct, frozen=True, kw_only=True, tag="error", tag_field="status"):
-    reason: str = ""
+class Error(_Judged, frozen=True, kw_only=True, tag="error"):
+    pass
 
 
 class InfraError(msgspec.Struct, frozen=True, kw_only=True, tag="infra_error", tag_field="status"):
@@ -143,6 +151,9 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     finish_reason: str | None = None
     """Why the model stopped: ``stop``, or ``length`` when the completion
     was cut at max_tokens (None: not generated here, or not reported)."""
+    parts: dict[str, Status] | None = None
+    """The verdict on named subsets of the tests, where the suite has them
+    (EvalPlus: ``base`` and ``plus``); ``status`` is the verdict on all."""
 
 
 def make_result(
@@ -173,6 +184,7 @@ def make_result(
         rate_limited=g.rate_limited,
         finished_at=time.time(),
         finish_reason=g.finish_reason,
+        parts=None if isinstance(verdict, InfraError) else verdict.parts,
     )
 
 

@@ -14,6 +14,7 @@ from aioeval.errors import ConfigError
 
 from .base import Suite
 from .cruxeval import CruxEvalI, CruxEvalO
+from .evalplus import EvalPlus, MbppPlus
 from .human_eval import HumanEval
 from .mbpp import Mbpp
 
@@ -22,6 +23,8 @@ REGISTRY: dict[str, Callable[[Params], Suite]] = {
     "cruxeval-o": CruxEvalO,
     "cruxeval-i": CruxEvalI,
     "mbpp": Mbpp,
+    "humaneval-plus": EvalPlus,
+    "mbpp-plus": MbppPlus,
 }
 
 BENCHMARKS = tuple(REGISTRY)

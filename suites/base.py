@@ -33,6 +33,7 @@ from aioeval.types import (
     Passed,
     Problem,
     Prompt,
+    Status,
     Timeout,
     Verdict,
 )
@@ -59,6 +60,7 @@ class MockRecord(msgspec.Struct, frozen=True, kw_only=True):
     completion: str
     status: str
     reason: str = ""
+    parts: dict[str, Status] | None = None
 
 
 Mode = Literal["replay", "reference", "score", "endpoint"]
@@ -73,6 +75,9 @@ class Suite(Protocol):
     name: str
     default_k: tuple[int, ...]
     """pass@k reported when ``params.k`` is not set."""
+    figures: tuple[str, ...]
+    """Parts of the tests (a verdict's ``parts``) whose pass@k is reported
+    too, as ``<bench>.<part>.pass_at_<k>`` (EvalPlus's ``base``)."""
 
     async def load(self, *, mode: Mode) -> Dataset:
         """The dataset for a run mode: ``replay`` (bundled pre-scored
@@ -119,6 +124,7 @@ class SuiteBase:
     estimator, comparable pass@k, exact-text dedup."""
 
     default_k: tuple[int, ...] = (1, 10, 100)
+    figures: tuple[str, ...] = ()
 
     def __init__(self, params: Params) -> None:
         self.params = params

@@ -48,9 +48,9 @@ def _check_test(row: _Row, where: str) -> None:
     defines no ``check`` (every answer would fail)."""
     if row.plus_input is not None:
         raise InputError(
-            f"{where}: task {row.task_id!r} carries plus_input: this is an EvalPlus file, "
-            "and HumanEval-format scoring would run only its base tests; aioeval has no "
-            "EvalPlus-format suite, so score it with EvalPlus's own evaluator"
+            f"{where}: task {row.task_id!r} carries plus_input: this is an EvalPlus file "
+            "(HumanEval format would run only its base tests); score it with "
+            "--benchmark humaneval-plus (or mbpp-plus for MBPP+)"
         )
     if not row.test.strip():
         raise InputError(f"{where}: task {row.task_id!r} has no test (field test is empty)")

@@ -24,7 +24,7 @@ from pathlib import Path
 import anyio
 
 from aioeval.config import Params
-from aioeval.errors import CandidateFault, SandboxError
+from aioeval.errors import CandidateFault, InputError, SandboxError
 from aioeval.executors.base import Executor
 from aioeval.run.contract import WorkItem
 from aioeval.run.journal import read_results, rewrite_journal
@@ -121,8 +121,8 @@ class Judge:
     async def _judge(self, problem: Problem, text: str) -> tuple[Verdict, Execution]:
         try:
             return await self.suite.judge(problem, text, self.pool)
-        except SandboxError:
-            raise
+        except (SandboxError, InputError):
+            raise  # the engine or the dataset, not this answer: the run stops
         except CandidateFault as exc:
             return Error(reason=str(exc)[:500]), Execution()
         except Exception as exc:

@@ -181,5 +181,6 @@ def replay_results(suite: Suite, dataset: Dataset) -> list[CandidateResult]:
                 raw=rec.completion,
                 text=rec.completion,
             )
-            out.append(make_result(cand, tags[rec.status](reason=rec.reason), Execution()))
+            verdict = tags[rec.status](reason=rec.reason, parts=rec.parts)  # type: ignore[arg-type]
+            out.append(make_result(cand, verdict, Execution()))
     return out

@@ -32,6 +32,8 @@ class RunStats:
     def __init__(self, benchmark: str) -> None:
         self.benchmark = benchmark
         self.per_problem: dict[str, list[int]] = {}
+        self.per_part: dict[str, dict[str, list[int]]] = {}
+        """Per named part of the tests (EvalPlus's ``base``): [n, c, 0] per problem."""
         self.counts: Counter[str] = Counter()
         self.infra_causes: Counter[str] = Counter()
         self.wall_sum = 0.0
@@ -58,6 +60,7 @@ class RunStats:
                 nc[1] += 1
             if r.skipped:
                 nc[2] += 1
+            self._count_parts(r, 1)
         if r.cached:
             self.cached += 1
         elif r.wall_ms is not None:
@@ -95,6 +98,7 @@ class RunStats:
                 nc[1] -= 1
             if r.skipped:
                 nc[2] -= 1
+            self._count_parts(r, -1)
         if not r.cached and r.wall_ms is not None:
             self.executions -= 1
             self.wall_sum -= r.wall_ms
@@ -107,6 +111,13 @@ class RunStats:
         self.retry_count -= r.retry_count
         self.retry_overhead_ms -= r.retry_overhead_ms
         self.rate_limited -= r.rate_limited
+
+    def _count_parts(self, r: CandidateResult, sign: int) -> None:
+        for part, status in (r.parts or {}).items():
+            nc = self.per_part.setdefault(part, {}).setdefault(r.problem_id, [0, 0, 0])
+            nc[0] += sign
+            if status == "passed":
+                nc[1] += sign
 
     def pass_counts(self) -> dict[str, tuple[int, int]]:
         return {k: (v[0], v[1]) for k, v in self.per_problem.items() if v[0] > 0}
@@ -131,15 +142,20 @@ class RunStats:
                 )
             )
 
-        for k in reportable_ks(counts, requested_ks(cfg, suite)):
-            values = [suite.pass_at_k(n, c, k) for n, c in scored.values()]
-            add(
-                f"pass_at_{k}",
-                math.fsum(values) / len(values) if values else 0.0,
-                "fraction",
-                "deterministic",
-                pass_official,
-            )
+        ks = reportable_ks(counts, requested_ks(cfg, suite))
+        figures = [("", scored)]
+        for part in suite.figures:
+            figures.append((f"{part}.", suite.pass_counts(self.per_part.get(part, {}))))
+        for prefix, table in figures:
+            for k in ks:
+                values = [suite.pass_at_k(n, c, k) for n, c in table.values()]
+                add(
+                    f"{prefix}pass_at_{k}",
+                    math.fsum(values) / len(values) if values else 0.0,
+                    "fraction",
+                    "deterministic",
+                    pass_official,
+                )
         if self.executions:
             add("avg_latency_ms", self.wall_sum / self.executions, "ms", "environmental", False)
         if self.usage_seen:

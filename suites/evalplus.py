@@ -1,0 +1,319 @@
+"""HumanEval+ and MBPP+ (EvalPlus): each problem's base inputs and its many
+extra ones, outputs compared with the reference's as EvalPlus compares them.
+
+Data (see `evalplus_data`): ``--dataset FILE`` in EvalPlus's JSONL format
+(the release files, plain or gzipped), else a small bundled fixture written
+for this project. The expected outputs and each input's reference time come
+from running the canonical solution once in the sandbox (`evalplus_truth`).
+
+An answer is judged twice, as EvalPlus does: on the base inputs and on the
+plus inputs, each a task of its own with its own budget (the sum of its
+input limits, capped, plus a second), each input under
+``max(min_time_limit_s, gt_time_limit_factor x reference time)`` of wall
+time (``params.evalplus``). The verdict is the whole (passed only if both
+parts pass); ``parts`` keeps both, and the summary reports pass@k on the
+base inputs alone next to it, as ``<bench>.base.pass_at_<k>``.
+
+Scoring (``params.scoring``):
+
+- ``strict`` (default): the candidate's program runs in a child that only
+  answers calls; the inputs, the expected outputs and the comparison
+  (`evalplus_harness`) live in the verifier, and the inputs are sent to the
+  candidate as plain values. An input past its limit is the answer's
+  ``timeout`` (EvalPlus counts it as a failure; either way it is not a pass).
+- ``official``: one program, the candidate's code then the same harness, in
+  the candidate's own process, as EvalPlus runs it.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from aioeval.config import EvalPlusParams, Params
+from aioeval.errors import ConfigError, InputError
+from aioeval.executors.base import Executor
+from aioeval.sandbox.protocol import Checked, Program
+from aioeval.types import (
+    Candidate,
+    Dataset,
+    Execution,
+    InfraError,
+    Passed,
+    Problem,
+    Prompt,
+    Verdict,
+    status_of,
+)
+
+from . import evalplus_data as data
+from . import evalplus_truth as truth
+from .base import (
+    MockRecord,
+    Mode,
+    SuiteBase,
+    dataset_of,
+    fixture_records,
+    offload,
+    unwrap_fence,
+    verdict_from_outcome,
+)
+
+PARTS = ("base", "plus")
+SYSTEM = (
+    "You are a careful Python programmer. Reply with one self-contained Python "
+    "script in a single ```python block."
+)
+_HARNESS = resources.files("aioeval.suites").joinpath("evalplus_harness.py").read_text()
+_NOT_NONE = frozenset({"check_str", "text_match_three", "text_starta_endb"})
+"""MBPP+ tasks whose outputs EvalPlus keeps only as "is it not None"."""
+
+
+class _Sample(msgspec.Struct):
+    task_id: str
+    completion: str | None = None
+    solution: str | None = None
+
+
+def literal(value: Any) -> str:
+    """Python source that evaluates to ``value`` (plain data only): repr,
+    except where repr is not source (inf, nan, complex parts, empty sets)."""
+    t = type(value)
+    if t is float:
+        return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
+    if t is complex:
+        return f"complex({literal(value.real)}, {literal(value.imag)})"
+    if t is list:
+        return "[" + ", ".join(map(literal, value)) + "]"
+    if t is tuple:
+        return "(" + "".join(literal(v) + ", " for v in value) + ")"
+    if t is set:
+        return "{" + ", ".join(map(literal, value)) + "}" if value else "set()"
+    if t is frozenset:
+        return "frozenset([" + ", ".join(map(literal, value)) + "])"
+    if t is dict:
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    if value is None or t in (bool, int, str, bytes):
+        return repr(value)
+    raise InputError(f"an EvalPlus value of type {t.__name__} cannot be written as a test")
+
+
+class _Part(msgspec.Struct, frozen=True):
+    """One part's test, ready to send: the verifier's text and the budget."""
+
+    setup: str
+    cpu_s: float
+
+
+def test_text(
+    problem: Problem,
+    part: str,
+    flavor: data.Flavor,
+    args: list[Any],
+    expected: list[Any],
+    times: list[float],
+    options: EvalPlusParams,
+) -> _Part:
+    """The harness and one part's data, as the text the test runs."""
+    limits = [max(options.min_time_limit_s, options.gt_time_limit_factor * t) for t in times]
+    budget = min(options.task_limit_s, math.fsum(limits)) + 1.0 + (1.0 if options.details else 0)
+    f = problem.fields
+    lines = [
+        _HARNESS,
+        f"_aioeval_inputs = {literal(args)}",
+        f"_aioeval_expected = {literal(expected)}",
+        f"_aioeval_limits = {literal(limits)}",
+        f"_aioeval_atol = {literal(float(f['atol']))}",
+        f"_aioeval_flavor = {flavor!r}",
+        f"_aioeval_entry = {f['entry_point']!r}",
+        f"_aioeval_part = {part!r}",
+        f"_aioeval_details = {options.details!r}",
+    ]
+    return _Part(setup="\n".join(lines) + "\n", cpu_s=budget)
+
+
+def _defines(text: str, name: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return any(
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name for n in tree.body
+    )
+
+
+class EvalPlus(SuiteBase):
+    """One EvalPlus dataset flavor; see the module docstring."""
+
+    name = "humaneval-plus"
+    flavor: data.Flavor = "humaneval"
+    figures: tuple[str, ...] = ("base",)
+
+    def __init__(self, params: Params) -> None:
+        super().__init__(params)
+        self.scoring = params.scoring
+        self.options = params.evalplus
+        self.dataset_path = params.dataset_path
+        self._tests: dict[str, dict[str, _Part]] = {}
+        self._locks: dict[str, anyio.Lock] = {}
+
+    async def load(self, *, mode: Mode) -> Dataset:
+        if self.dataset_path is None:
+            name = f"{self.name}-fixture"
+            return dataset_of(name, data.FIXTURE_VERSION, data.fixture(self.flavor), self.params)
+        path = Path(self.dataset_path)
+        if mode == "replay":
+            raise ConfigError(
+                f"--dataset {path}: llm-mock replays the bundled pre-scored {self.name} "
+                "fixture, which is not for this dataset; add --set params.execute=true to "
+                "run its canonical solutions, or score samples with aioeval score"
+            )
+        problems, name, version = await anyio.to_thread.run_sync(data.read_file, path)
+        return dataset_of(name, version, problems, self.params)
+
+    def prompt(self, problem: Problem) -> Prompt:
+        text = problem.fields["prompt"]
+        user = (
+            "Solve the task below with a complete, self-contained Python script "
+            "(imports included), in a single ```python code block:\n\n" + text.strip() + "\n"
+        )
+        return Prompt(
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+            text=text,
+        )
+
+    def unwrap(self, problem: Problem, raw: str) -> str:
+        """The whole program: a fenced answer that defines the entry point
+        as it is; otherwise the prompt continued by the answer."""
+        body = unwrap_fence(raw)
+        if _defines(body, problem.fields["entry_point"]):
+            return body
+        return problem.fields["prompt"] + raw
+
+    def reference(self, problem: Problem) -> str:
+        return problem.fields["prompt"] + problem.fields["canonical_solution"]
+
+    async def judge(self, problem: Problem, text: str, pool: Executor) -> tuple[Verdict, Execution]:
+        tests = await self._parts(problem, pool)
+        entry = problem.fields["entry_point"]
+        verdicts: list[tuple[Verdict, Execution]] = []
+        for part in PARTS:
+            test = tests[part]
+            if self.scoring == "official":
+                program = text + "\n\n" + test.setup + f"_aioeval_run({entry})\n"
+                out = await pool.execute(Program(program=program, cpu_s=test.cpu_s))
+            else:
+                task = Checked(
+                    program=text,
+                    entry=entry,
+                    setup=test.setup,
+                    driver=f"_aioeval_run({entry})\n",
+                    cpu_s=test.cpu_s,
+                )
+                out = await pool.execute(task)
+            verdicts.append(verdict_from_outcome(out))
+        return _combine(verdicts)
+
+    async def _parts(self, problem: Problem, pool: Executor) -> dict[str, _Part]:
+        """Both parts' tests, made once per problem (the reference runs then)."""
+        made = self._tests.get(problem.id)
+        if made is not None:
+            return made
+        lock = self._locks.setdefault(problem.id, anyio.Lock())
+        async with lock:
+            made = self._tests.get(problem.id)
+            if made is None:
+                made = {}
+                not_none = self.flavor == "mbpp" and problem.fields["entry_point"] in _NOT_NONE
+                for part in PARTS:
+                    args = data.inputs(problem, part, self.flavor)
+                    outputs, times = await truth.compute(problem, part, args, not_none, pool)
+                    size = len(problem.fields[f"{part}_input"])
+                    made[part] = await offload(
+                        size,
+                        test_text,
+                        problem,
+                        part,
+                        self.flavor,
+                        args,
+                        outputs,
+                        times,
+                        self.options,
+                    )
+                self._tests[problem.id] = made
+        return made
+
+    def mock_records(self) -> list[MockRecord]:
+        return fixture_records(f"evalplus/{self.flavor}_plus_mock.jsonl")
+
+    def read_samples(self, path: Path, dataset: Dataset) -> Iterator[Candidate]:
+        """EvalPlus's samples: ``{"task_id", "solution"}`` (the whole program)
+        or ``{"task_id", "completion"}`` (continuing the prompt)."""
+        problems = {p.id: p for p in dataset.problems}
+        decoder = msgspec.json.Decoder(_Sample)
+        seen: dict[str, int] = {}
+        out: list[Candidate] = []
+        try:
+            blob = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read samples: {exc.strerror}") from None
+        for lineno, line in enumerate(blob.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = decoder.decode(line)
+            except msgspec.DecodeError as exc:
+                raise InputError(f"{path}:{lineno}: {exc}") from None
+            problem = problems.get(row.task_id)
+            if problem is None:
+                raise InputError(f"{path}:{lineno}: unknown task_id {row.task_id!r}")
+            if row.solution is not None:
+                text = row.solution
+            elif row.completion is not None:
+                text = problem.fields["prompt"] + row.completion
+            else:
+                raise InputError(f"{path}:{lineno}: neither solution nor completion")
+            index = seen[row.task_id] = seen.get(row.task_id, -1) + 1
+            out.append(Candidate(problem_id=row.task_id, sample_index=index, raw=text, text=text))
+        if not out:
+            raise InputError(f"{path}: no samples found")
+        return iter(out)
+
+
+def _combine(verdicts: list[tuple[Verdict, Execution]]) -> tuple[Verdict, Execution]:
+    """The whole verdict from the parts': passed only if every part passed,
+    else the first part that did not (an engine fault stays one)."""
+    for verdict, execution in verdicts:
+        if isinstance(verdict, InfraError):
+            return verdict, execution
+    parts = {part: status_of(v) for part, (v, _) in zip(PARTS, verdicts, strict=True)}
+    executions = [e for _, e in verdicts]
+    execution = Execution(
+        wall_ms=sum(e.wall_ms or 0.0 for e in executions),
+        cpu_ms=sum(e.cpu_ms or 0.0 for e in executions),
+        output_tail=next((e.output_tail for e in executions if e.output_tail), ""),
+    )
+    for part, (verdict, part_execution) in zip(PARTS, verdicts, strict=True):
+        if not isinstance(verdict, Passed):
+            reason = (
+                verdict.reason if verdict.reason.startswith(part) else f"{part}: {verdict.reason}"
+            )
+            tail = part_execution.output_tail or execution.output_tail
+            return msgspec.structs.replace(
+                verdict, reason=reason, parts=parts
+            ), msgspec.structs.replace(execution, output_tail=tail)
+    return Passed(parts=parts), execution
+
+
+class MbppPlus(EvalPlus):
+    """MBPP+: EvalPlus's MBPP problems (its ``Mbpp/N`` ids) and their extra inputs."""
+
+    name = "mbpp-plus"
+    flavor: data.Flavor = "mbpp"
