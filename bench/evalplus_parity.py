@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import evalplus_fixture  # noqa: E402
 
+from aioeval.metrics import pass_at_k  # noqa: E402
+
 OURS = {"passed": {"pass"}, "failed": {"fail"}, "error": {"fail"}, "timeout": {"fail", "timeout"}}
 OVERRIDE = {"humaneval": "HUMANEVAL_OVERRIDE_PATH", "mbpp": "MBPP_OVERRIDE_PATH"}
 SUITE = {"humaneval": "humaneval-plus", "mbpp": "mbpp-plus"}
@@ -108,10 +110,16 @@ def compare(
                 )
     summary = json.loads((ours_dir / "summary.json").read_text())
     figures = {m["name"].split(".", 1)[1]: m["value"] for m in summary["measurements"]}
-    pass_at = {
-        "ours": {k: v for k, v in figures.items() if "pass_at" in k},
-        "theirs": theirs["pass_at_k"],
-    }
+    mine_k = {k: round(v, 6) for k, v in figures.items() if "pass_at" in k}
+    theirs_k: dict[str, float] = {}
+    for k in (1, 10):
+        if any(len(rs) < k for rs in theirs["eval"].values()):
+            continue  # as aioeval: a k is reported only where every problem has n >= k
+        for name, ok in (("", lambda r: r["base_status"] == r["plus_status"] == "pass"),
+                         ("base.", lambda r: r["base_status"] == "pass")):  # fmt: skip
+            values = [pass_at_k(len(rs), sum(map(ok, rs)), k) for rs in theirs["eval"].values()]
+            theirs_k[f"{name}pass_at_{k}"] = round(sum(values) / len(values), 6)
+    pass_at = {"ours": mine_k, "theirs": theirs_k, "same": mine_k == theirs_k}
     return {"disagreements": len(disagree), "first": disagree[:8], "pass_at": pass_at}
 
 

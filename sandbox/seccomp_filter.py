@@ -42,6 +42,15 @@ What it refuses, and why:
   slots and later runs read back (a search across samples that passed
   without being right). Nothing a candidate writes in its own folder needs them.
 
+- host-wide counters and shared lock tables: a socket's cookie
+  (``getsockopt`` ``SO_COOKIE``, ``SO_NETNS_COOKIE``) comes from one counter
+  for the whole host, which moves only when a cookie is asked for;
+  ``sysinfo`` reports the host's thread count and free memory; file locks
+  (``flock``, and ``fcntl``'s record, open-file-description and lease
+  commands) on a host file any candidate may read are seen by candidates in
+  other slots. All are refused (a program that locks files, sqlite on disk
+  say, cannot; one in memory can).
+
 A syscall of another architecture (the i386 entry on x86-64) or an x32
 syscall kills the process: the numbers below would not apply to it.
 """
@@ -147,7 +156,14 @@ DENIED = (
     "io_cancel",
     "io_getevents",
     "io_pgetevents",
+    "sysinfo",
 )
+SOL_SOCKET = 1
+COOKIES = (57, 71)
+"""``SO_COOKIE`` and ``SO_NETNS_COOKIE``: values from host-wide counters."""
+FCNTL_LOCKS = (5, 6, 7, 36, 37, 38, 1024, 1025)
+"""``F_GETLK``, ``F_SETLK``, ``F_SETLKW``, their ``F_OFD_`` forms, and
+``F_SETLEASE``/``F_GETLEASE``: every lock or lease another process could see."""
 RWF_NOWAIT = 0x8
 MADV_DENIED = (3, 20, 21, 22, 23)
 """madvise advice values that change what is cached: WILLNEED, COLD,
@@ -233,6 +249,10 @@ ARCHES = {
             "io_cancel": 210,
             "io_pgetevents": 333,
             "capset": 126,
+            "getsockopt": 55,
+            "fcntl": 72,
+            "flock": 73,
+            "sysinfo": 99,
         },
     ),
     "aarch64": Arch(
@@ -298,6 +318,10 @@ ARCHES = {
             "io_getevents": 4,
             "io_pgetevents": 292,
             "capset": 91,
+            "getsockopt": 209,
+            "fcntl": 25,
+            "flock": 32,
+            "sysinfo": 179,
         },
     ),
 }
@@ -355,6 +379,9 @@ def build(arch: Arch) -> bytes:
     p.jump(JEQ, arch.nr["madvise"], "madvise")
     p.jump(JEQ, arch.nr["preadv2"], "rwf")
     p.jump(JEQ, arch.nr["pwritev2"], "rwf")
+    p.jump(JEQ, arch.nr["getsockopt"], "getsockopt")
+    p.jump(JEQ, arch.nr["fcntl"], "fcntl")
+    p.jump(JEQ, arch.nr["flock"], "enolck")
     for name in DENIED:
         if name in arch.nr:  # arm64 has no inotify_init or utime, only their newer forms
             p.jump(JEQ, arch.nr[name], "eperm")
@@ -381,6 +408,22 @@ def build(arch: Arch) -> bytes:
     p.label("rwf")
     p.stmt(LD_ABS_W, _arg(5))
     p.jump(JSET, RWF_NOWAIT, "eperm", "allow")
+    p.label("getsockopt")
+    p.stmt(LD_ABS_W, _arg(1))
+    p.jump(JEQ, SOL_SOCKET, 0, "allow")
+    p.stmt(LD_ABS_W, _arg(2))
+    for option in COOKIES:
+        p.jump(JEQ, option, "enoprotoopt")
+    p.stmt(RET, RET_ALLOW)
+    p.label("fcntl")
+    p.stmt(LD_ABS_W, _arg(1))
+    for command in FCNTL_LOCKS:
+        p.jump(JEQ, command, "enolck")
+    p.stmt(RET, RET_ALLOW)
+    p.label("enoprotoopt")
+    p.stmt(RET, RET_ERRNO | errno.ENOPROTOOPT)
+    p.label("enolck")
+    p.stmt(RET, RET_ERRNO | errno.ENOLCK)
     p.label("enosys")
     p.stmt(RET, RET_ERRNO | errno.ENOSYS)
     p.label("eperm")

@@ -93,6 +93,15 @@ def test_filter_decisions(machine: str) -> None:
     for name in sf.DENIED:
         if name in nr:
             assert call(name) == errno.EPERM, name
+    assert call("getsockopt", 3, socket.SOL_SOCKET, 57) == errno.ENOPROTOOPT  # SO_COOKIE
+    assert call("getsockopt", 3, socket.SOL_SOCKET, 71) == errno.ENOPROTOOPT  # SO_NETNS_COOKIE
+    assert call("getsockopt", 3, socket.SOL_SOCKET, socket.SO_ERROR) == ALLOW
+    assert call("getsockopt", 3, socket.IPPROTO_TCP, 57) == ALLOW  # another level's 57
+    for command in sf.FCNTL_LOCKS:
+        assert call("fcntl", 3, command) == errno.ENOLCK, command
+    for command in (0, 1, 2, 3, 4, 1030):  # DUPFD, GETFD, SETFD, GETFL, SETFL, DUPFD_CLOEXEC
+        assert call("fcntl", 3, command) == ALLOW, command
+    assert call("flock", 3, 2) == errno.ENOLCK
     for name in ("read", "write", "openat") if machine == "x86_64" else ():
         assert run_filter(code, arch.audit, {"read": 0, "write": 1, "openat": 257}[name]) == ALLOW
     assert run_filter(code, 0x40000003, 1) == KILL  # i386 entry on x86-64
@@ -416,3 +425,40 @@ async def test_host_wide_budgets_cannot_be_drained() -> None:
     os.close(slave)
     with open("/proc/sys/fs/aio-nr") as fh:
         assert int(fh.read()) <= aio_before
+
+
+async def test_host_wide_counters_and_locks_are_out_of_reach() -> None:
+    """Socket cookies (one host-wide counter), sysinfo (the host's thread
+    count and free memory) and file locks on host files (seen from other
+    slots) are refused; the fcntl calls ordinary code makes still work."""
+    nr = sf.ARCHES[os.uname().machine].nr
+    attack = f"""
+        import ctypes, fcntl, os, socket
+        libc = ctypes.CDLL(None, use_errno=True)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        for option in (57, 71):
+            try:
+                s.getsockopt(socket.SOL_SOCKET, option, 8)
+            except OSError as exc:
+                assert exc.errno == 92, exc  # ENOPROTOOPT
+            else:
+                raise AssertionError(f"cookie {{option}}")
+        assert s.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE) == socket.SOCK_STREAM
+        info = ctypes.create_string_buffer(128)
+        assert libc.syscall({nr["sysinfo"]}, info) == -1 and ctypes.get_errno() == 1
+        fd = os.open(os.__file__, os.O_RDONLY)
+        for lock in (lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
+                     lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
+                     lambda: fcntl.fcntl(fd, fcntl.F_GETLK, bytes(32))):
+            try:
+                lock()
+            except OSError as exc:
+                assert exc.errno == 37, exc  # ENOLCK
+            else:
+                raise AssertionError("a lock on a host file")
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
+        assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC and flags >= 0
+        os.set_blocking(fd, False)
+    """
+    await _each_passes(attack)
