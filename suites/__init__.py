@@ -15,6 +15,7 @@ from aioeval.errors import ConfigError
 from .base import Suite
 from .cruxeval import CruxEvalI, CruxEvalO
 from .human_eval import HumanEval
+from .livecodebench import LiveCodeBench
 from .mbpp import Mbpp
 
 REGISTRY: dict[str, Callable[[Params], Suite]] = {
@@ -22,6 +23,7 @@ REGISTRY: dict[str, Callable[[Params], Suite]] = {
     "cruxeval-o": CruxEvalO,
     "cruxeval-i": CruxEvalI,
     "mbpp": Mbpp,
+    "livecodebench": LiveCodeBench,
 }
 
 BENCHMARKS = tuple(REGISTRY)
