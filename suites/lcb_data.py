@@ -90,21 +90,20 @@ _tests = msgspec.json.Decoder(list[_Test])
 def pickled_string(data: bytes) -> str:
     """The string a pickle holds, read without unpickling; ValueError
     (naming the opcode) for any pickle that is not one plain string."""
-    found: Any = None
+    strings: list[Any] = []
     try:
         for op, arg, _pos in pickletools.genops(data):
             if op.name in _STRING_OPS:
-                if found is not None:
-                    raise ValueError("the pickle holds more than one value")
-                found = arg
+                strings.append(arg)
             elif op.name not in _FRAMING_OPS:
                 raise ValueError(f"the pickle uses {op.name}; only a pickled string is accepted")
     except ValueError:
         raise
     except Exception as exc:  # a malformed pickle: genops' own complaints
         raise ValueError(f"not a readable pickle ({exc})") from None
-    if found is None:
-        raise ValueError("the pickle holds no string")
+    if len(strings) != 1:
+        raise ValueError(f"the pickle holds {len(strings)} strings, not one")
+    found = strings[0]
     if isinstance(found, bytes):
         try:
             return found.decode("utf-8")
