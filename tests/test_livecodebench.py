@@ -10,6 +10,7 @@ import importlib.util
 import json
 import pickle
 import zlib
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,13 @@ import anyio
 import pytest
 from test_cli import aioeval, read_run, value
 
-from aioeval.config import LiveCodeBenchParams, Params
+from aioeval.config import LiveCodeBenchParams, Params, decode_config
 from aioeval.errors import InputError
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox.protocol import Limits
+from aioeval.fake_openai import FakeConfig, FakeOpenAI
+from aioeval.run.evaluate import RunSpec, evaluate
+from aioeval.sandbox import verifier
+from aioeval.sandbox.protocol import Check, Limits
 from aioeval.suites import BENCHMARKS, get_suite
 from aioeval.suites import lcb_data as data
 from aioeval.suites.lcb_checks import stdout_mismatch, value_mismatch
@@ -312,6 +316,27 @@ EDGE_CASES: list[tuple[str, Problem, str, str, str]] = [
         "ValueError",
     ),
     (
+        "upstream's stdin stand-in cannot be iterated",
+        PAIR,
+        "import sys\nfor line in sys.stdin:\n    print(sum(map(int, line.split())))\n",
+        "failed",
+        "not iterable",
+    ),
+    (
+        "upstream's stand-in: input() on an empty line",
+        problem([("\n3 5\n", "8\n")]),
+        "input()\na, b = map(int, input().split())\nprint(a + b)\n",
+        "failed",
+        "EOFError",
+    ),
+    (
+        "top-level names are a function's locals, as upstream",
+        ECHO,
+        "n = int(input())\ndef f():\n    global n\n    return n\nprint(f())\n",
+        "failed",
+        "NameError",
+    ),
+    (
         "upstream's standard imports",
         PAIR,
         "a, b = map(int, input().split())\nprint(sqrt((a + b) ** 2))\n",
@@ -482,3 +507,46 @@ def test_a_release_file_scores_under_its_own_name(tmp_path: Path) -> None:
     summary, results = read_run(out)
     assert summary.dataset.name == "release_v9"
     assert sorted(r.status for r in results) == ["failed", "passed"]
+
+
+def test_the_verifier_keeps_a_bounded_amount_of_test_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests that carry megabytes of inputs are cached by size, not only by count."""
+    monkeypatch.setattr(verifier, "CACHE_CHARS", 3_000)
+    v = object.__new__(verifier.Verifier)
+    v.cache, v.cache_chars = OrderedDict(), 0
+    for n in range(5):
+        v.compiled(Check(id=n, setup=f"x = {'1' * 1000!r}  # {n}", driver="", entry="f"))
+    assert len(v.cache) == 2 and v.cache_chars <= 3_000
+    assert v.cache_chars == sum(len(s) for key in v.cache for s in key)
+
+
+@pytest.mark.anyio
+async def test_endpoint_run_against_the_fake_server(tmp_path: Path) -> None:
+    """Prompts in upstream's format, answers with prose and two fences (the
+    last one is run), scored: one problem answered wrongly."""
+    table = [(p.fields["question_content"], p) for p in FIXTURE]
+
+    def answer(text: str, sample: int) -> str:
+        for content, p in table:
+            if content in text and "### Format:" in text:
+                code = p.fields["canonical_solution"]
+                if p.id == "lcb-mean":
+                    code = code.replace("/ n", "// n")
+                return f"First try:\n```python\nprint(0)\n```\nFinal:\n```python\n{code}```\n"
+        return "no idea"
+
+    async with FakeOpenAI(FakeConfig(), answer) as fake:
+        cfg = decode_config(
+            {
+                "target": {"mode": "runtime", "endpoint": fake.url, "model": "fake-model"},
+                "params": {"allow_code_execution": True},
+            }
+        )
+        spec = RunSpec(
+            benchmark="livecodebench", platform="llm-endpoint", config=cfg, out_dir=str(tmp_path)
+        )
+        summary = await evaluate(spec)
+    rows = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 10 and summary.complete
+    assert {r["problem_id"] for r in rows if r["status"] != "passed"} == {"lcb-mean"}
+    assert all("```" not in r["candidate"] and "print(0)" not in r["candidate"] for r in rows)
