@@ -18,9 +18,10 @@ imports of common modules, a recursion limit of 50000, int-to-str of up to
 it becomes a function called per test (a final ``if __name__ ==
 '__main__':`` block is unwrapped first); during a call ``sys.stdin`` is an
 object that behaves as upstream's stand-in (``read()`` is the whole input
-every time, ``readline()`` the next line without its newline and
-StopIteration past the end, ``readlines()`` the lines split on newlines,
-``buffer.read()`` the bytes) and ``sys.stdout`` a bounded text buffer;
+every time, ``readline()`` reads like a file, ``readlines()`` gives the lines
+split on newlines, ``buffer.read()`` the bytes; it cannot be iterated), the
+process's own (empty) stdin, which names bound at load keep, is patched as
+upstream patches it (`_PROCESS_STDIN`), and ``sys.stdout`` is a bounded text buffer;
 ``SystemExit`` ends a run normally. A functional program is called on one
 ``Solution()`` made at load (or a module function when the program defines
 no ``class Solution``).
@@ -86,11 +87,10 @@ class _StdinBytes:
 
 
 class _Stdin:
-    """Upstream's stand-in for stdin, as a program observes it."""
+    """Upstream's stand-in for ``sys.stdin``, as a program observes it."""
 
     def __init__(self, data: str) -> None:
         self._data = data
-        self._lines = iter(data.split("\n"))
         self._stream = io.StringIO(data)
         self.buffer = _StdinBytes(data)
 
@@ -98,7 +98,7 @@ class _Stdin:
         return self._data
 
     def readline(self, *args: object) -> str:
-        return next(self._lines)
+        return self._stream.readline(*args)
 
     def readlines(self, *args: object) -> list[str]:
         return self._data.split("\n")
@@ -148,11 +148,31 @@ def stdin_module(source: str) -> str:
         return source
 
 
+_PROCESS_STDIN = io.TextIOWrapper(io.BytesIO(b""))
+"""The evaluating process's own stdin (empty: upstream's worker reads
+/dev/null). Names bound to it at load (``from sys import stdin``, or the
+star-imported ``stdin``) keep it, and upstream patches its ``read``,
+``readline`` and ``readlines`` during a run (before it swaps ``sys.stdin``)."""
+
+
+def _patch_process_stdin(data: str) -> None:
+    lines = iter(data.split("\n"))
+    _PROCESS_STDIN.read = lambda *args: data  # type: ignore[method-assign]
+    _PROCESS_STDIN.readline = lambda *args: next(lines)  # type: ignore[method-assign]
+    _PROCESS_STDIN.readlines = lambda *args: data.split("\n")  # type: ignore[method-assign]
+
+
+def _unpatch_process_stdin() -> None:
+    for name in ("read", "readline", "readlines"):
+        _PROCESS_STDIN.__dict__.pop(name, None)
+
+
 class _Program:
     """The candidate's program, loaded once, run per test."""
 
     def __init__(self, source: str, kind: str, func_name: str) -> None:
         sys.set_int_max_str_digits(INT_DIGITS)
+        sys.stdin = _PROCESS_STDIN
         scope: dict[str, Any] = {"__name__": "tmp_sol", "__builtins__": builtins}
         if kind == "stdin":
             exec(compile(stdin_module(source), "<candidate>", "exec"), scope)
@@ -165,7 +185,8 @@ class _Program:
 
     def stdin(self, data: str) -> str:
         out = _Stdout()
-        saved = sys.stdin, sys.stdout
+        saved = sys.stdout
+        _patch_process_stdin(data)
         sys.stdin, sys.stdout = _Stdin(data), out  # type: ignore[assignment]
         try:
             self.run()
@@ -174,7 +195,8 @@ class _Program:
         except _Flood:
             pass
         finally:
-            sys.stdin, sys.stdout = saved
+            sys.stdin, sys.stdout = _PROCESS_STDIN, saved
+            _unpatch_process_stdin()
         if out.flooded:
             raise RuntimeError(f"the program printed more than {OUTPUT_CAP} characters")
         return out.getvalue()
