@@ -97,8 +97,8 @@ class _Stdin:
     def read(self, *args: object) -> str:
         return self._data
 
-    def readline(self, *args: object) -> str:
-        return self._stream.readline(*args)
+    def readline(self, size: int = -1, /) -> str:
+        return self._stream.readline(size)
 
     def readlines(self, *args: object) -> list[str]:
         return self._data.split("\n")
