@@ -1,7 +1,7 @@
 """The candidate's side of a LiveCodeBench-style problem.
 
 This module's source, followed by the candidate's program as a string
-literal (`child_program`), is what runs in the sandboxed child. It defines
+literal (`livecodebench.child_program`), is what runs in the sandboxed child. It defines
 one entry point, ``_aioeval_lcb(op, *args)``, that the test calls:
 
 - ``load``: compile the program and run its module level, as
