@@ -132,8 +132,9 @@ def print_catalog(catalog: Catalog, console: Console) -> None:
         "(llm-mock: the replayed fixture; execute: llm-mock with params.execute;",
         " endpoint/score: live runs and aioeval score, unless --dataset)",
     ]
+    width = max([12, *(len(b.name) for b in catalog.benchmarks)])
     for bench in catalog.benchmarks:
-        lines.append(f"  {bench.name:<15} default k {', '.join(map(str, bench.default_k))}")
+        lines.append(f"  {bench.name:<{width}} default k {', '.join(map(str, bench.default_k))}")
         for d in bench.datasets:
             size = "?" if d.size is None else f"{d.size:,}"
             what = d.note if d.name is None else f"{d.name}  {d.version}"

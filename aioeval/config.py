@@ -151,6 +151,22 @@ class EvalPlusParams(Base, frozen=True):
             raise ValueError("evalplus time limits must be > 0")
 
 
+class LiveCodeBenchParams(Base, frozen=True):
+    """Time limits of the ``livecodebench`` suite (upstream's defaults)."""
+
+    test_timeout_s: float = 6.0
+    """Wall-clock limit of each test (and of loading the program)."""
+    problem_timeout_s: float | None = None
+    """CPU budget of one answer over all its tests; default upstream's
+    whole-problem limit, (test_timeout_s + 1) x tests + 5."""
+
+    def __post_init__(self) -> None:
+        if self.test_timeout_s <= 0:
+            raise ValueError("test_timeout_s must be > 0")
+        if self.problem_timeout_s is not None and self.problem_timeout_s <= 0:
+            raise ValueError("problem_timeout_s must be > 0")
+
+
 class LocalExecutor(Base, frozen=True, tag="local", tag_field="kind"):
     """Sandbox slots on this machine."""
 
@@ -233,6 +249,8 @@ class Params(Base, frozen=True):
     sandbox: SandboxParams = SandboxParams()
     evalplus: EvalPlusParams = EvalPlusParams()
     """Per-input time limits of the ``humaneval-plus`` and ``mbpp-plus`` suites."""
+    livecodebench: LiveCodeBenchParams = LiveCodeBenchParams()
+    """Limits of the ``livecodebench`` suite."""
 
     def __post_init__(self) -> None:
         if self.n_samples < 1:

@@ -71,6 +71,10 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 CACHE = 256
 """Compiled tests kept (per problem): a run revisits each one n times."""
+CACHE_CHARS = 256 * 1024 * 1024
+"""...and no more test text than this in all: a test can hold megabytes of
+data (a competitive-programming problem's inputs), kept twice (the text and
+the compiled constants)."""
 """Largest frame accepted from a candidate's child."""
 OUTPUT_CAP = 2048
 """What the test itself may print that is kept (the rest is counted)."""
@@ -236,6 +240,7 @@ class Verifier:
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
         self.cache: OrderedDict[tuple[str, str, str], Compiled | TestBroken] = OrderedDict()
+        self.cache_chars = 0
         signal.signal(signal.SIGPROF, _on_prof)
         signal.signal(signal.SIGALRM, _on_alarm)
         self.cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
@@ -249,8 +254,12 @@ class Verifier:
             except TestBroken as exc:
                 hit = exc
             self.cache[key] = hit
-            if len(self.cache) > CACHE:
-                self.cache.popitem(last=False)
+            self.cache_chars += sum(map(len, key))
+            while len(self.cache) > 1 and (
+                len(self.cache) > CACHE or self.cache_chars > CACHE_CHARS
+            ):
+                old, _ = self.cache.popitem(last=False)
+                self.cache_chars -= sum(map(len, old))
         else:
             self.cache.move_to_end(key)
         if isinstance(hit, TestBroken):

@@ -16,6 +16,7 @@ from .base import Suite
 from .cruxeval import CruxEvalI, CruxEvalO
 from .evalplus import EvalPlus, MbppPlus
 from .human_eval import HumanEval
+from .livecodebench import LiveCodeBench
 from .mbpp import Mbpp
 
 REGISTRY: dict[str, Callable[[Params], Suite]] = {
@@ -25,6 +26,7 @@ REGISTRY: dict[str, Callable[[Params], Suite]] = {
     "mbpp": Mbpp,
     "humaneval-plus": EvalPlus,
     "mbpp-plus": MbppPlus,
+    "livecodebench": LiveCodeBench,
 }
 
 BENCHMARKS = tuple(REGISTRY)

@@ -1,0 +1,125 @@
+"""The trusted half of a LiveCodeBench-style problem: comparison rules and
+the loop over its tests.
+
+This module's source is sent as the test's setup (strict scoring: it runs in
+the slot's verifier) or appended to the single program (official scoring),
+so it imports only the standard library and avoids ``from __future__``.
+The engine imports it too, so the rules are unit-tested as plain functions.
+
+The rules are LiveCodeBench's (``lcb_runner/evaluation/testing_util.py``,
+``grade_stdio`` and ``grade_call_based``): the first test that fails
+decides; stdout is compared line by line after stripping, a line that
+differs is compared again token by token as decimals when both sides parse;
+a method's return value is compared with ``==`` after a tuple becomes a list.
+"""
+
+import decimal
+import json
+import signal
+from collections.abc import Callable, Sequence
+from typing import Any
+
+_Within = Callable[..., Any]
+SHOWN = 120
+"""Characters of an output or expected value a failure's reason shows."""
+
+
+class WrongAnswer(AssertionError):
+    """A test's output or value is not the expected one."""
+
+
+def _short(text: object) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= SHOWN else shown[: SHOWN - 3] + "..."
+
+
+def stripped_lines(text: str) -> list[str]:
+    """The text without surrounding whitespace, split on newlines, each
+    line stripped (so trailing spaces, ``\\r`` and final blank lines do not count)."""
+    return [line.strip() for line in text.strip().split("\n")]
+
+
+def _decimals(line: str) -> list[decimal.Decimal] | None:
+    try:
+        return [decimal.Decimal(token) for token in line.split()]
+    except Exception:
+        return None
+
+
+def stdout_mismatch(output: str, expected: str) -> str | None:
+    """Why ``output`` is not ``expected`` under LiveCodeBench's rules, or None.
+
+    ``1.0`` matches ``1`` and ``1e2`` matches ``100`` (equal decimals); a
+    word that differs never matches. Comparing a signalling NaN raises, as
+    it does upstream (the answer fails)."""
+    got, want = stripped_lines(output), stripped_lines(expected)
+    if len(got) != len(want):
+        return f"wrong answer: {len(got)} output line(s), expected {len(want)}"
+    for number, (a, b) in enumerate(zip(got, want, strict=True), 1):
+        if a == b:
+            continue
+        da, db = _decimals(a), _decimals(b)
+        if da is None or db is None or da != db:
+            return f"wrong answer at line {number}: {_short(a)} != {_short(b)}"
+    return None
+
+
+def value_mismatch(value: Any, expected: Any) -> str | None:
+    """Why a method's return value is not the expected one, or None."""
+    if isinstance(value, tuple):
+        value = list(value)
+    if value == expected:
+        return None
+    return f"wrong answer: returned {_short(value)}, expected {_short(expected)}"
+
+
+def arguments(test_input: str) -> list[Any]:
+    """A functional test's arguments: one JSON value per line."""
+    return [json.loads(line) for line in test_input.split("\n")]
+
+
+class TimeLimit(BaseException):
+    """A test ran past its limit in the single program (official scoring)."""
+
+
+def alarm_within(seconds: float, fn: Callable[..., Any], /, *args: Any) -> Any:
+    """``fn(*args)`` under a wall-clock alarm, as upstream times each test
+    in the candidate's own process (official scoring only)."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeLimit(f"a test ran past its time limit of {seconds:g}s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_tests(
+    call: Callable[..., Any],
+    within: _Within,
+    limit: float,
+    kind: str,
+    tests: Sequence[tuple[str, str]],
+) -> None:
+    """Load the program, then run each test with its own time limit; the
+    first failure raises (`WrongAnswer`, or what the candidate raised).
+
+    ``call`` is the child's ``_aioeval_lcb`` (a proxy under strict scoring),
+    ``within(limit, fn, *args)`` ends a call that takes longer than
+    ``limit`` seconds as the answer's timeout."""
+    within(limit, call, "load")
+    for number, (test_input, output) in enumerate(tests, 1):
+        if kind == "functional":
+            value = within(limit, call, "call", *arguments(test_input))
+            why = value_mismatch(value, json.loads(output))
+        else:
+            printed = within(limit, call, "stdin", test_input)
+            if type(printed) is not str:
+                raise WrongAnswer(f"test {number}: the program's output is not text")
+            why = stdout_mismatch(printed, output)
+        if why is not None:
+            raise WrongAnswer(f"test {number}: {why}")
