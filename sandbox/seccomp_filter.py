@@ -62,6 +62,13 @@ import errno
 import os
 import struct
 
+try:
+    from .syscalls import ARCHES, Arch, number
+except ImportError:  # loaded as a top-level module inside the template
+    from syscalls import ARCHES, Arch, number  # type: ignore[no-redef,import-not-found]
+
+__all__ = ["ARCHES", "Arch", "build", "install", "number"]
+
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
@@ -168,170 +175,6 @@ RWF_NOWAIT = 0x8
 MADV_DENIED = (3, 20, 21, 22, 23)
 """madvise advice values that change what is cached: WILLNEED, COLD,
 PAGEOUT, POPULATE_READ, POPULATE_WRITE (malloc's DONTNEED and FREE stay)."""
-
-
-class Arch:
-    """Audit architecture value and syscall numbers of one ABI."""
-
-    def __init__(self, audit: int, x32_bit: bool, numbers: dict[str, int]) -> None:
-        self.audit = audit
-        self.x32_bit = x32_bit
-        self.nr = numbers
-
-
-# From the kernel's arch/x86/entry/syscalls/syscall_64.tbl and
-# include/uapi/asm-generic/unistd.h (arm64).
-ARCHES = {
-    "x86_64": Arch(
-        0xC000003E,
-        True,
-        {
-            "socket": 41,
-            "socketpair": 53,
-            "clone": 56,
-            "clone3": 435,
-            "unshare": 272,
-            "setns": 308,
-            "io_uring_setup": 425,
-            "io_uring_enter": 426,
-            "io_uring_register": 427,
-            "keyctl": 250,
-            "add_key": 248,
-            "request_key": 249,
-            "mq_open": 240,
-            "mq_unlink": 241,
-            "mq_timedsend": 242,
-            "mq_timedreceive": 243,
-            "mq_notify": 244,
-            "mq_getsetattr": 245,
-            "bpf": 321,
-            "perf_event_open": 298,
-            "userfaultfd": 323,
-            "ptrace": 101,
-            "process_vm_readv": 310,
-            "process_vm_writev": 311,
-            "pidfd_getfd": 438,
-            "syslog": 103,
-            "setpriority": 141,
-            "sched_setparam": 142,
-            "sched_setscheduler": 144,
-            "sched_setattr": 314,
-            "sched_setaffinity": 203,
-            "inotify_init": 253,
-            "inotify_init1": 294,
-            "inotify_add_watch": 254,
-            "fanotify_init": 300,
-            "fanotify_mark": 301,
-            "utime": 132,
-            "utimes": 235,
-            "futimesat": 261,
-            "utimensat": 280,
-            "setxattr": 188,
-            "lsetxattr": 189,
-            "fsetxattr": 190,
-            "removexattr": 197,
-            "lremovexattr": 198,
-            "fremovexattr": 199,
-            "setxattrat": 463,
-            "removexattrat": 466,
-            "mincore": 27,
-            "madvise": 28,
-            "cachestat": 451,
-            "readahead": 187,
-            "fadvise64": 221,
-            "preadv2": 327,
-            "pwritev2": 328,
-            "remap_file_pages": 216,
-            "io_setup": 206,
-            "io_destroy": 207,
-            "io_getevents": 208,
-            "io_submit": 209,
-            "io_cancel": 210,
-            "io_pgetevents": 333,
-            "capset": 126,
-            "getsockopt": 55,
-            "fcntl": 72,
-            "flock": 73,
-            "sysinfo": 99,
-        },
-    ),
-    "aarch64": Arch(
-        0xC00000B7,
-        False,
-        {
-            "socket": 198,
-            "socketpair": 199,
-            "clone": 220,
-            "clone3": 435,
-            "unshare": 97,
-            "setns": 268,
-            "io_uring_setup": 425,
-            "io_uring_enter": 426,
-            "io_uring_register": 427,
-            "keyctl": 219,
-            "add_key": 217,
-            "request_key": 218,
-            "mq_open": 180,
-            "mq_unlink": 181,
-            "mq_timedsend": 182,
-            "mq_timedreceive": 183,
-            "mq_notify": 184,
-            "mq_getsetattr": 185,
-            "bpf": 280,
-            "perf_event_open": 241,
-            "userfaultfd": 282,
-            "ptrace": 117,
-            "process_vm_readv": 270,
-            "process_vm_writev": 271,
-            "pidfd_getfd": 438,
-            "syslog": 116,
-            "setpriority": 140,
-            "sched_setparam": 118,
-            "sched_setscheduler": 119,
-            "sched_setattr": 274,
-            "sched_setaffinity": 122,
-            "inotify_init1": 26,
-            "inotify_add_watch": 27,
-            "fanotify_init": 262,
-            "fanotify_mark": 263,
-            "utimensat": 88,
-            "setxattr": 5,
-            "lsetxattr": 6,
-            "fsetxattr": 7,
-            "removexattr": 14,
-            "lremovexattr": 15,
-            "fremovexattr": 16,
-            "setxattrat": 463,
-            "removexattrat": 466,
-            "mincore": 232,
-            "madvise": 233,
-            "cachestat": 451,
-            "readahead": 213,
-            "fadvise64": 223,
-            "preadv2": 286,
-            "pwritev2": 287,
-            "remap_file_pages": 234,
-            "io_setup": 0,
-            "io_destroy": 1,
-            "io_submit": 2,
-            "io_cancel": 3,
-            "io_getevents": 4,
-            "io_pgetevents": 292,
-            "capset": 91,
-            "getsockopt": 209,
-            "fcntl": 25,
-            "flock": 32,
-            "sysinfo": 179,
-        },
-    ),
-}
-
-
-def number(name: str, machine: str | None = None) -> int | None:
-    """The syscall number of ``name`` on ``machine`` (this one by default),
-    from the one table the filter uses; None where the table has no entry."""
-    arch = ARCHES.get(machine or os.uname().machine)
-    return None if arch is None else arch.nr.get(name)
 
 
 _INSN = struct.Struct("=HBBI")

@@ -45,23 +45,22 @@ ENTRY = "_aioeval_lcb"
 CHILD_SOURCE = inspect.getsource(lcb_child)
 CHECKS_SOURCE = inspect.getsource(lcb_checks)
 
-# The prompt is upstream's generic chat format, word for word, so scores stay
-# comparable (``lcb_runner/prompts/code_generation.py``,
-# ``get_generic_question_template_answer`` and ``SYSTEM_MESSAGE_GENERIC``).
+# The prompt keeps the layout of upstream's generic chat prompt (question,
+# format, answer headings; starter code or a stdin/stdout skeleton in a
+# fence; see ``lcb_runner/prompts/code_generation.py``), in words of our own.
 SYSTEM = (
-    "You are an expert Python programmer. You will be given a question (problem "
-    "specification) and will generate a correct Python program that matches the "
-    "specification and passes all tests."
+    "You are a skilled Python programmer. Given a problem statement, write a "
+    "correct Python program that meets it and passes every test."
 )
 WITH_STARTER = (
-    "You will use the following starter code to write the solution to the problem "
-    "and enclose your code within delimiters."
+    "Complete the starter code below to solve the problem, and put your code "
+    "between the delimiters."
 )
 WITHOUT_STARTER = (
-    "Read the inputs from stdin solve the problem and write the answer to stdout (do "
-    "not directly test on the sample inputs). Enclose your code within delimiters as "
-    "follows. Ensure that when the python program runs, it reads the inputs, runs the "
-    "algorithm and writes output to STDOUT."
+    "Write a program that reads its input from stdin, solves the problem and "
+    "prints the answer to stdout (do not hard-code the sample inputs). Put your "
+    "code between the delimiters below; when run, it must read the input, run "
+    "the algorithm and write the output to STDOUT."
 )
 
 

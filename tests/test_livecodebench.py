@@ -134,14 +134,14 @@ def test_value_rules() -> None:
 # --- prompts and answers --------------------------------------------------------
 
 
-def test_prompt_is_upstreams_format_with_or_without_starter_code() -> None:
+def test_prompt_has_upstreams_layout_with_or_without_starter_code() -> None:
     stdin = user_prompt(BY_ID["lcb-sum"])
     assert stdin.startswith("### Question:\nRead two integers A and B")
-    assert "### Format: Read the inputs from stdin" in stdin
+    assert "### Format: Write a program that reads its input from stdin" in stdin
     assert "```python\n# YOUR CODE HERE\n```" in stdin
     assert stdin.endswith("### Answer: (use the provided format with backticks)\n\n")
     functional = user_prompt(BY_ID["lcb-two-sum"])
-    assert "### Format: You will use the following starter code" in functional
+    assert "### Format: Complete the starter code below" in functional
     assert "```python\nclass Solution:\n    def twoSum(self, nums: List[int]" in functional
 
 
