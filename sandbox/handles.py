@@ -67,6 +67,9 @@ class Asker(Protocol):
     """What a handle needs of its session (see `session.Session`)."""
 
     twins: dict[str, type]
+    epoch: int
+    """Moves whenever the candidate's code may have run (every request but
+    the reads of a value): a value read since is still the value."""
 
     def ask(self, ref: int, op: str, args: object = None) -> Any: ...
 
@@ -74,7 +77,7 @@ class Asker(Protocol):
 class Handle:
     """A candidate's object, as the test sees it (see the module docstring)."""
 
-    __slots__ = ("__weakref__", "_base", "_flags", "_hid", "_name", "_session")
+    __slots__ = ("__weakref__", "_base", "_flags", "_hid", "_name", "_read", "_session")
 
     def __init__(self, session: Asker, hid: int, flags: int, base: type | None, name: str):
         object.__setattr__(self, "_session", session)
@@ -82,6 +85,7 @@ class Handle:
         object.__setattr__(self, "_flags", flags)
         object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_read", (-1, _no_value))
 
     def _ask(self, op: str, args: object = None) -> Any:
         return self._session.ask(self._hid, op, args)
@@ -89,7 +93,19 @@ class Handle:
     def _plain(self) -> Any:
         """The builtin value of a builtin subclass; for an instance of a
         class the prelude defines too, an instance of the prelude's class
-        with the same attributes; else `_no_value`."""
+        with the same attributes; else `_no_value`. Read once until the
+        candidate's code may have run again: in one program an object does
+        not change between two reads with nothing run in between, and a
+        child that answered each read differently (a root that is a root
+        whenever it is checked) must not be believed."""
+        epoch, value = self._read
+        if epoch == self._session.epoch:
+            return value
+        value = self._read_plain()
+        object.__setattr__(self, "_read", (self._session.epoch, value))
+        return value
+
+    def _read_plain(self) -> Any:
         if self._base is not None:
             value = self._ask("plain")
             return value if type(value) is self._base else _no_value

@@ -48,8 +48,9 @@ What it refuses, and why:
   ``sysinfo`` reports the host's thread count and free memory; file locks
   (``flock``, and ``fcntl``'s record, open-file-description and lease
   commands) on a host file any candidate may read are seen by candidates in
-  other slots. All are refused (a program that locks files, sqlite on disk
-  say, cannot; one in memory can).
+  other slots; ``fcntl``'s ``F_NOTIFY`` watches a directory as inotify
+  does. All are refused (a program that locks files, sqlite on disk say,
+  cannot; one in memory can).
 
 A syscall of another architecture (the i386 entry on x86-64) or an x32
 syscall kills the process: the numbers below would not apply to it.
@@ -168,9 +169,10 @@ DENIED = (
 SOL_SOCKET = 1
 COOKIES = (57, 71)
 """``SO_COOKIE`` and ``SO_NETNS_COOKIE``: values from host-wide counters."""
-FCNTL_LOCKS = (5, 6, 7, 36, 37, 38, 1024, 1025)
-"""``F_GETLK``, ``F_SETLK``, ``F_SETLKW``, their ``F_OFD_`` forms, and
-``F_SETLEASE``/``F_GETLEASE``: every lock or lease another process could see."""
+FCNTL_LOCKS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
+"""``F_GETLK``, ``F_SETLK``, ``F_SETLKW``, their ``F_OFD_`` forms,
+``F_SETLEASE``/``F_GETLEASE`` (every lock or lease another process could
+see) and ``F_NOTIFY`` (directory notification: watching, like inotify)."""
 RWF_NOWAIT = 0x8
 MADV_DENIED = (3, 20, 21, 22, 23)
 """madvise advice values that change what is cached: WILLNEED, COLD,

@@ -39,6 +39,8 @@ except ImportError:  # loaded as a top-level module inside the verifier
         Handle,
     )
 
+_READS = frozenset({"plain", "state"})
+"""Requests that only read a value (with the builtin type's own methods)."""
 MAX_HANDLES = 100_000
 MAX_NESTING = 200
 """Calls in flight between the two sides at once (a callback calling the
@@ -59,6 +61,8 @@ class Session:
         self.object_ids: dict[int, int] = {}
         self.standins: dict[int, type[BaseException]] = {}
         self.depth = 0
+        self.epoch = 0
+        """See `handles.Asker.epoch`."""
 
     # --- wire hooks ---------------------------------------------------------
 
@@ -100,9 +104,13 @@ class Session:
             raise wire.NotData("malformed handle")
         if flags & EXC_CLASS:
             made: Any = self._standin(hid, base, name)
-        else:
-            made = Handle(self, hid, flags, BASES.get(base), name[:200])
-        self.handles[hid] = made
+            self.handles[hid] = made
+            return made
+        made = self.handles[hid] = Handle(self, hid, flags, BASES.get(base), name[:200])
+        if made._base is not None:
+            # Read now, while the request that returned it is still timed:
+            # work put off until the test looks at the value is the call's.
+            made._plain()
         return made
 
     def _standin(self, hid: int, base: str, name: str) -> type[BaseException]:
@@ -152,6 +160,8 @@ class Session:
 
     def ask(self, ref: int, op: str, args: object = None) -> Any:
         """Do ``op`` on the child's object ``ref`` and return the value."""
+        if op not in _READS:
+            self.epoch += 1
         codec = self._codec()
         try:
             payload = codec.encode(args)

@@ -429,8 +429,9 @@ async def test_host_wide_budgets_cannot_be_drained() -> None:
 
 async def test_host_wide_counters_and_locks_are_out_of_reach() -> None:
     """Socket cookies (one host-wide counter), sysinfo (the host's thread
-    count and free memory) and file locks on host files (seen from other
-    slots) are refused; the fcntl calls ordinary code makes still work."""
+    count and free memory), file locks on host files (seen from other
+    slots) and directory notification (F_NOTIFY, a watch like inotify) are
+    refused; the fcntl calls ordinary code makes still work."""
     nr = sf.ARCHES[os.uname().machine].nr
     attack = f"""
         import ctypes, fcntl, os, socket
@@ -456,6 +457,13 @@ async def test_host_wide_counters_and_locks_are_out_of_reach() -> None:
                 assert exc.errno == 37, exc  # ENOLCK
             else:
                 raise AssertionError("a lock on a host file")
+        watched = os.open(os.path.dirname(os.__file__), os.O_RDONLY)
+        try:
+            fcntl.fcntl(watched, fcntl.F_NOTIFY, fcntl.DN_ACCESS | fcntl.DN_MULTISHOT)
+        except OSError as exc:
+            assert exc.errno == 37, exc
+        else:
+            raise AssertionError("a directory watched with F_NOTIFY")
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
         assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC and flags >= 0

@@ -1,0 +1,113 @@
+"""A value the candidate returns is read once, while its call is timed, and
+kept until the candidate's code may run again: a child that answers each
+read of a builtin subclass differently, or does its work only when the test
+reads the value, gets nothing for it (red-team findings, kept as tests)."""
+
+from __future__ import annotations
+
+import anyio
+
+from aioeval.executors.local import LocalPool
+from aioeval.sandbox.protocol import Checked, Limits
+
+# The child's reply to each read of a builtin subclass's value, replaced by
+# the candidate's own function (its own process is its to patch).
+PATCH = """
+import sys
+def _patch(fn):
+    for m in list(sys.modules.values()):
+        if hasattr(m, "_as_base") and hasattr(m, "_Peer"):
+            m._as_base = fn
+"""
+
+VARYING_ROOT = (
+    PATCH
+    + """
+class F(float):
+    pass
+_reads = [0]
+def _answer(v):
+    _reads[0] += 1
+    return 0.5 if _reads[0] == 2 else 0.0   # a root only where poly reads x itself
+_patch(_answer)
+def find_zero(xs):
+    return F(12345.0)
+"""
+)
+
+ROOT_TEST = """
+import math
+def poly(xs, x):
+    return sum(c * math.pow(x, i) for i, c in enumerate(xs))
+def check(find_zero):
+    x = find_zero([-1, 2])
+    assert abs(poly([-1, 2], x)) < 1e-6
+"""
+
+LAZY_WORK = (
+    PATCH
+    + """
+import time
+class L(list):
+    pass
+def _slow(v):
+    t = time.process_time()
+    while time.process_time() - t < 3.0:
+        pass
+    return list(list.__iter__(v))
+_patch(_slow)
+def f(xs):
+    return L(sorted(xs))
+"""
+)
+
+TIMED_TEST = """
+def check(f):
+    out = __aioeval_within__(1.0, f, [3, 1, 2])
+    assert out == [1, 2, 3]
+"""
+
+HONEST = """
+import collections
+class Bag(list):
+    pass
+def count(s):
+    return collections.Counter(s)
+def bag():
+    return Bag([1, 2])
+"""
+
+HONEST_TEST = """
+def check(count):
+    c = count("abca")
+    assert c == {"a": 2, "b": 1, "c": 1} and c["a"] == 2 and len(c) == 3
+    b = bag()
+    assert b == [1, 2]
+    b.append(3)          # the candidate's code runs: the value is read again
+    assert b == [1, 2, 3] and b[2] == 3
+"""
+
+
+def _check(program: str, setup: str, entry: str) -> tuple[str, str]:
+    async def go() -> tuple[str, str]:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=6.0, wall_s=30.0)) as pool:
+            task = Checked(program=program, entry=entry, setup=setup, driver=f"check({entry})")
+            out = await pool.execute(task)
+        return out.status, out.reason
+
+    return anyio.run(go)
+
+
+def test_a_value_that_changes_between_reads_is_read_once() -> None:
+    status, reason = _check(VARYING_ROOT, ROOT_TEST, "find_zero")
+    assert status == "failed", reason
+
+
+def test_work_put_off_until_the_value_is_read_counts_in_the_call() -> None:
+    status, reason = _check(LAZY_WORK, TIMED_TEST, "f")
+    assert status == "timeout" and "time limit of 1s" in reason, reason
+
+
+def test_honest_subclass_values_compare_and_follow_their_own_changes() -> None:
+    status, reason = _check(HONEST, HONEST_TEST, "count")
+    assert status == "passed", reason
