@@ -133,6 +133,7 @@ def main() -> None:
     parser.add_argument("--flavors", default="humaneval,mbpp")
     parser.add_argument("--scoring", default="strict,official")
     parser.add_argument("--without", default="", help="sample kinds to leave out, e.g. stall")
+    parser.add_argument("--repeat", type=int, default=1, help="each problem's samples, n times")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="aioeval-evalplus-") as tmp:
         args.work = Path(tmp)
@@ -141,6 +142,7 @@ def main() -> None:
         for flavor in args.flavors.split(","):
             samples = [json.loads(x) for x in paths[flavor].read_text().splitlines()]
             samples = [s for s in samples if s["kind"] not in left_out]
+            samples = [s for s in samples for _ in range(args.repeat)]
             paths[flavor].write_text("".join(json.dumps(s) + "\n" for s in samples))
             run_evalplus(args, flavor, paths[flavor], args.work / "warm.json")
             theirs_wall = run_evalplus(args, flavor, paths[flavor], args.work / f"{flavor}.json")
