@@ -26,6 +26,11 @@ import errno
 import os
 from dataclasses import dataclass, field
 
+try:
+    from . import frames
+except ImportError:  # loaded as a top-level module inside the template or verifier
+    import frames  # type: ignore[no-redef,import-not-found]
+
 CONTROLLERS = ("memory", "pids", "cpu")
 LAYERS = {"memory": "cgroup-memory", "pids": "cgroup-pids", "cpu": "cgroup-cpu"}
 PREFIX = "aioeval-"
@@ -227,7 +232,7 @@ def cpu_usage_ms(slot: SlotCgroups) -> float | None:
     if slot.cpu_usage is None:
         return None
     try:
-        text = _read(slot.cpu_usage)
+        text = frames.read_kept(slot.cpu_usage).decode()
     except OSError:
         return None
     if slot.cpu_usage.endswith("cpuacct.usage"):

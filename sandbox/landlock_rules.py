@@ -67,6 +67,11 @@ def prepare(read_roots: list[str], write_roots: list[str]) -> tuple[int | None, 
     fd = int(_libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(size), 0))
     if fd < 0:
         return None, f"landlock_create_ruleset failed: {_errno_text()}"
+    # No new privileges, once, here: the template never executes anything,
+    # and its children inherit it, which restricting themselves requires.
+    if int(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
+        os.close(fd)
+        return None, f"no_new_privs failed: {_errno_text()}"
     rules = [(p, fs_read) for p in read_roots] + [(p, fs_all) for p in write_roots]
     truncate = FS_TRUNCATE if version >= 3 else 0
     rules.append(("/dev/null", FS_READ_FILE | FS_WRITE_FILE | truncate))
@@ -96,10 +101,9 @@ def _allow(ruleset: int, path: str, access: int) -> str | None:
 
 
 def restrict_self(ruleset: int) -> None:
-    """Confine this (forked) process with the prepared ruleset; OSError if
-    the kernel refuses, so the job fails rather than running unconfined."""
-    if int(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) != 0:
-        raise OSError(ctypes.get_errno(), "no_new_privs")
+    """Confine this (forked) process with the prepared ruleset (its
+    template set no_new_privs when it made it); OSError if the kernel
+    refuses, so the job fails rather than running unconfined."""
     if int(_libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0)) != 0:
         raise OSError(ctypes.get_errno(), "landlock_restrict_self")
     os.close(ruleset)

@@ -14,8 +14,10 @@ import ctypes
 import itertools
 
 try:
+    from . import frames
     from .namespaces import IPC_RMID, _libc
 except ImportError:  # loaded as a top-level module inside the template
+    import frames  # type: ignore[no-redef,import-not-found]
     from namespaces import IPC_RMID, _libc  # type: ignore[no-redef,import-not-found]
 
 IPC_PRIVATE = 0
@@ -116,8 +118,7 @@ class NetCounters:
         out = []
         for path in self.FILES:
             try:
-                with open(path, "rb") as f:
-                    out.append(f.read())
+                out.append(frames.read_kept(path))
             except OSError:
                 out.append(b"?")
         return b"\0".join(out)
@@ -131,22 +132,19 @@ class NetCounters:
 
     def _sockets_left(self) -> bool:
         try:
-            with open(self.UNIX, "rb") as f:
-                f.readline()  # the header
-                for line in f:
-                    fields = line.split()
-                    # ... Inode [Path]: a channel end counts once it has a name
-                    if len(fields) != 7 or fields[6] not in self.channel:
-                        return True
+            for line in frames.read_kept(self.UNIX).splitlines()[1:]:  # after the header
+                fields = line.split()
+                # ... Inode [Path]: a channel end counts once it has a name
+                if len(fields) != 7 or fields[6] not in self.channel:
+                    return True
             for path in self.COUNTS:
-                with open(path, "rb") as f:
-                    for line in f:
-                        if line.startswith(b"sockets:"):
-                            continue  # every socket of the namespace, the channel's too
-                        words = line.split()
-                        for i in range(1, len(words) - 1):
-                            if words[i] in (b"inuse", b"tw") and words[i + 1] != b"0":
-                                return True
+                for line in frames.read_kept(path).splitlines():
+                    if line.startswith(b"sockets:"):
+                        continue  # every socket of the namespace, the channel's too
+                    words = line.split()
+                    for i in range(1, len(words) - 1):
+                        if words[i] in (b"inuse", b"tw") and words[i + 1] != b"0":
+                            return True
         except OSError:
             return True
         return False

@@ -15,6 +15,11 @@ import os
 import signal
 import time
 
+try:
+    from . import frames
+except ImportError:  # loaded as a top-level module inside the template
+    import frames  # type: ignore[no-redef,import-not-found]
+
 ROUNDS = 10_000
 """Upper bound on kill passes; a process forking while we kill is caught on
 the next pass, and pids.max (or RLIMIT_NPROC) bounds how many there can be."""
@@ -34,8 +39,7 @@ def kill_listed(procs: str) -> int:
     me = os.getpid()
     killed = 0
     for _ in range(ROUNDS):
-        with open(procs, "rb") as fh:
-            pids = [int(p) for p in fh.read().split() if int(p) not in (0, me)]
+        pids = [int(p) for p in frames.read_kept(procs).split() if int(p) not in (0, me)]
         if not pids:
             break
         for pid in pids:

@@ -81,6 +81,7 @@ class Template:
             self.missing.append("subreaper")
             self.warnings.append("child subreaper unavailable: setsid daemons may survive")
         self.layers.extend(self.conf.layers)
+        self.pid_init = "pid-namespace" in self.conf.layers and os.getpid() == 1
         self.limit_map: dict[str, float | int | None] = {
             "cpu_s": self.limits.cpu_s,
             "memory_mb": self.limits.memory_mb,
@@ -193,7 +194,10 @@ class Template:
         limits: protocol.Limits,
     ) -> None:
         """In the forked child: run the job (never returns to the template)."""
-        die_with_parent()
+        if not self.pid_init:
+            # As init of its PID namespace the template takes every child
+            # with it when it dies; otherwise each child asks for that.
+            die_with_parent()
         harness.child_main(
             task=protocol.task_of(job, program),
             token=token,
