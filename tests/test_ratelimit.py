@@ -112,6 +112,29 @@ async def test_a_rate_429_pauses_everyone_then_one_probe_then_the_pace() -> None
 
 
 @pytest.mark.anyio
+async def test_only_a_request_sent_after_the_429_ends_the_probing() -> None:
+    """An answer to a request sent before the 429 says nothing of now: it
+    neither releases the others nor resets the pause's doubling; the
+    probe's success does."""
+    clock = FakeClock()
+    limiter = RateLimiter(clock, rpm=600, max_concurrency=8)
+
+    async def run() -> None:
+        early = await limiter.acquire(1)
+        refused = await limiter.acquire(1)
+        limiter.release(refused, "throttled")
+        quiet = limiter.quiet_s
+        limiter.release(early, "ok")
+        assert limiter.probing and limiter.quiet_s == quiet
+        probe = await limiter.acquire(1)
+        assert probe.probe
+        limiter.release(probe, "ok")
+        assert not limiter.probing and limiter.quiet_s == 0.0
+
+    await _in_virtual_time(clock, run)
+
+
+@pytest.mark.anyio
 async def test_a_parallel_429_costs_no_pause_and_the_retry_takes_the_next_free_slot() -> None:
     clock = FakeClock()
     limiter = RateLimiter(clock, max_concurrency=8)

@@ -177,9 +177,9 @@ class RateLimiter:
         self.parallel.on_success(permit.parallel)
         if self.tokens is not None:
             self.tokens.settle(permit, now, used=used, completion=completion)
-        self.probing = False
-        self.quiet_s = 0.0
         self.refused_since = None
+        if permit.started_at >= self.pace.learner.last_429:  # sent after it: serving again
+            self.probing, self.quiet_s = False, 0.0
 
     def _on_429(self, permit: Permit, now: float, hints: RateHeaders) -> Throttle:
         self.refusal_rtt_s = max(self.refusal_rtt_s, now - permit.started_at)
@@ -192,8 +192,7 @@ class RateLimiter:
             return "concurrency"
         lowered = self.pace.on_refused(permit.started_at, now)
         self.parallel.on_rate_429(paced=self.pace.rate(now) is not None)
-        if self.refused_since is None:
-            self.refused_since = now
+        self.refused_since = now if self.refused_since is None else self.refused_since
         hinted = pause_for(hints, throttled=True)
         if hinted is not None:
             pause = hinted * (1.0 + PAUSE_MARGIN[1]) + PAUSE_MARGIN[0]
@@ -226,11 +225,13 @@ class RateLimiter:
         return self.pace.sent[-1] + gap - now
 
     def _grow(self, now: float) -> float | None:
-        """Tell the parallel limit what the server has admitted: requests
-        running longer than twice the slowest 429 took (at least
-        ADMITTED_AFTER_S). In slow start, returns when the next one will be."""
+        """Requests running longer than twice the slowest 429 took (at least
+        ADMITTED_AFTER_S) were admitted: tell the parallel limit, and let the
+        rest follow an admitted probe. In slow start, returns when the next
+        request will count as admitted."""
         after = max(ADMITTED_AFTER_S, 2.0 * self.refusal_rtt_s)
         admitted = [p for p in self.out.values() if now - p.started_at > after]
+        self.probing = self.probing and not any(p.probe for p in admitted)
         self.parallel.admitted = max((p.parallel for p in admitted), default=0)
         if not self.parallel.slow_start:
             return None

@@ -84,8 +84,7 @@ class TokenBudget:
 
     def __init__(self, tpm: float, counts: TpmCounts, now: float, *, hinted: bool = False) -> None:
         self.counts = counts
-        self.hinted = hinted
-        """Read from the headers, not configured."""
+        self.hinted = hinted  # read from the headers, not configured
         self.bucket = Bucket(tpm / 60.0, max(tpm / 60.0 * TOKEN_BURST_S, 1.0), now)
         self.held = 0.0
         """Reservations of requests in flight (usage counting)."""
@@ -134,7 +133,7 @@ class TokenBudget:
             )
 
     def refused(self, cost: int, now: float) -> None:
-        """The server refused the request (429): it was not charged."""
+        """A 429: the request was not charged."""
         if self.counts == "max_tokens":
             self.bucket.give(cost, now)
         else:
