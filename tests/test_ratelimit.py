@@ -135,6 +135,26 @@ async def test_only_a_request_sent_after_the_429_ends_the_probing() -> None:
 
 
 @pytest.mark.anyio
+async def test_the_rest_follow_a_probe_once_it_is_admitted() -> None:
+    """A probe still running past twice a 429's round trip was admitted: the
+    others need not wait seconds for its answer."""
+    clock = FakeClock()
+    limiter = RateLimiter(clock, rpm=600, max_concurrency=8)
+
+    async def run() -> None:
+        limiter.release(await limiter.acquire(1), "throttled")
+        probe = await limiter.acquire(1)
+        assert probe.probe
+        with anyio.fail_after(5):  # real seconds: without a wake-up it would hang
+            after = await limiter.acquire(1)
+        assert not after.probe and clock.now() - probe.started_at < 1.0
+        limiter.release(probe, "ok")
+        limiter.release(after, "ok")
+
+    await _in_virtual_time(clock, run)
+
+
+@pytest.mark.anyio
 async def test_a_parallel_429_costs_no_pause_and_the_retry_takes_the_next_free_slot() -> None:
     clock = FakeClock()
     limiter = RateLimiter(clock, max_concurrency=8)

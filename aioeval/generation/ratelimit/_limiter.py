@@ -4,7 +4,7 @@ shared pause, tied to a `Clock`.
 On a rate 429 every sender pauses: until the server's hint plus
 PAUSE_MARGIN or, without one, an interval at the lowered pace, doubled each
 time the probe is refused again (at most ``max_quiet_s``). Then one request
-probes and the rest follow at the pace once it succeeds, so no herd goes at
+probes; the rest follow at the pace once it is admitted, so no herd goes at
 once. Nothing but 429 for ``patience_s``: `acquire` raises `Stalled`.
 """
 
@@ -227,17 +227,17 @@ class RateLimiter:
     def _grow(self, now: float) -> float | None:
         """Requests running longer than twice the slowest 429 took (at least
         ADMITTED_AFTER_S) were admitted: tell the parallel limit, and let the
-        rest follow an admitted probe. In slow start, returns when the next
-        request will count as admitted."""
+        rest follow an admitted probe. Returns when the next request will
+        count as admitted, while that can let a request go."""
         after = max(ADMITTED_AFTER_S, 2.0 * self.refusal_rtt_s)
         admitted = [p for p in self.out.values() if now - p.started_at > after]
         self.probing = self.probing and not any(p.probe for p in admitted)
         self.parallel.admitted = max((p.parallel for p in admitted), default=0)
-        if not self.parallel.slow_start:
-            return None
-        self.parallel.on_admitted(len(admitted))
+        if self.parallel.slow_start:
+            self.parallel.on_admitted(len(admitted))
+        growing = self.parallel.slow_start and self.parallel.peak_ok
         pending = [p.started_at for p in self.out.values() if now - p.started_at <= after]
-        if not pending or not self.parallel.peak_ok:
+        if not pending or not (growing or self.probing):
             return None
         return min(pending) + after - now + EPSILON_S
 
