@@ -12,6 +12,7 @@ import aiohttp
 import anyio
 import pytest
 
+from aioeval.testing.fake_limits import ServerLimits
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI
 
 BODY = {"model": "fake-model", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]}
@@ -63,6 +64,35 @@ async def test_no_dialect_and_fixed_windows() -> None:
         statuses = [await post(s, fake) for _ in range(3)]
     assert [st for st, _ in statuses] == [200, 200, 429]
     assert not any("ratelimit" in k or "retry" in k for _, h in statuses for k in h)
+
+
+def test_a_fixed_window_answers_retry_after_until_it_ends() -> None:
+    limits = ServerLimits(0.0, rpm=60, window_s=60.0, dialect="retry-after")
+    assert all(limits.admit(t / 10, charge=1, in_flight=0) is None for t in range(60))
+    refusal = limits.admit(20.0, charge=1, in_flight=0)
+    assert refusal is not None and refusal.headers == {"Retry-After": "40"}
+    assert limits.headers(20.0) == {}  # nothing on successes
+    assert limits.admit(60.0, charge=1, in_flight=0) is None  # the next minute
+
+
+def test_lying_headers_say_nothing_left_on_successes_and_nothing_on_a_429() -> None:
+    limits = ServerLimits(0.0, rpm=60, burst=1, dialect="liar", seed=3)
+    said = {limits.headers(0.0)["x-ratelimit-remaining-requests"] for _ in range(50)}
+    assert said == {"-1", "0"}
+    assert limits.admit(0.0, charge=1, in_flight=0) is None
+    refusal = limits.admit(0.1, charge=1, in_flight=0)
+    assert refusal is not None and refusal.headers == {}
+
+
+def test_another_client_on_the_key_takes_its_share_at_random_times() -> None:
+    limits = ServerLimits(0.0, rpm=600, burst=10, others_rpm=200, dialect="none", seed=1)
+    ours = sum(limits.admit(t / 2, charge=1, in_flight=0) is None for t in range(1200))
+    # ten minutes at 120 a minute, with room for both: it took about 200 a minute
+    assert 1500 <= limits.others_taken <= 2500 and ours > 1100
+    # and a client that wants everything gets only what it leaves
+    greedy = ServerLimits(0.0, rpm=600, burst=10, others_rpm=200, dialect="none", seed=1)
+    ours = sum(greedy.admit(t / 100, charge=1, in_flight=0) is None for t in range(60000))
+    assert 0 < greedy.others_taken and ours + greedy.others_taken <= 600 * 10 + 10
 
 
 @pytest.mark.anyio

@@ -23,8 +23,7 @@ def test_parallel_slow_start_then_a_cap_learned_from_one_429() -> None:
     assert not cap.is_parallel_429(5, 0, exhausted)  # the server says: request budget
     assert cap.is_parallel_429(5, 4, wait)
     # A bare 429 is a rate limit whatever is in flight: at low parallelism a
-    # bucket's refusal looks just like a cap (issue 14: at 240 rpm one at 2
-    # in flight read as a cap of 1 held the run at 0.83 of the limit).
+    # bucket's refusal looks just like a cap.
     assert not cap.is_parallel_429(9, 0, RateHeaders())
     cap.on_parallel_429(5, 1.0, 1.0, paced=True)
     assert cap.allowed == 4 and cap.cap == 4 and not cap.slow_start
@@ -54,8 +53,23 @@ def test_a_rate_429_after_a_single_parallel_refusal_undoes_the_cap() -> None:
         cap.on_success(parallel)
     cap.on_parallel_429(3, 4.0, 4.0, paced=False)
     assert cap.allowed == 2
-    cap.on_rate_429(paced=True)
+    cap.on_rate_429(paced=False)  # no pace yet: back to where it was
     assert cap.allowed == 3 and cap.cap is None
+
+
+def test_once_paced_the_parallel_limit_is_max_concurrency_unless_a_cap_is_known() -> None:
+    """The pace holds the rate from then on; only a parallel cap holds
+    requests in flight below max_concurrency."""
+    free = ParallelCap(16, slow_start=True)
+    free.on_rate_429(paced=True)
+    assert free.allowed == 16 and not free.slow_start
+    capped = ParallelCap(16, slow_start=True)
+    for parallel in (1, 2, 3):
+        capped.on_success(parallel)
+    capped.on_parallel_429(4, 1.0, 1.0, paced=True)
+    capped.on_parallel_429(4, 2.0, 2.0, paced=True)  # confirmed
+    capped.on_rate_429(paced=True)
+    assert capped.allowed == 3
 
 
 def test_a_rate_429_voids_a_cap_found_unpaced_but_not_one_found_under_a_pace() -> None:
@@ -65,7 +79,7 @@ def test_a_rate_429_voids_a_cap_found_unpaced_but_not_one_found_under_a_pace() -
     unpaced.on_parallel_429(4, 5.0, 5.0, paced=False)
     unpaced.on_parallel_429(4, 6.0, 6.0, paced=False)  # a burst refused twice looks confirmed
     unpaced.on_rate_429(paced=True)
-    assert unpaced.cap is None and unpaced.allowed == 4
+    assert unpaced.cap is None and unpaced.allowed == 16
     paced = ParallelCap(16, slow_start=True)
     for parallel in (1, 2, 3):
         paced.on_success(parallel)

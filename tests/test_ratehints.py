@@ -68,8 +68,8 @@ def test_openai_headers_case_insensitive_and_ms_preferred() -> None:
     assert hints.retry_after_s == pytest.approx(0.15)
     assert hints.requests == (Budget(limit=600, remaining=0, reset_s=pytest.approx(0.05)),)
     assert hints.tokens == (Budget(limit=150000, remaining=1234, reset_s=360.0),)
-    assert (hints.limit_requests, hints.remaining_requests) == (600, 0)
-    assert (hints.limit_tokens, hints.remaining_tokens) == (150000, 1234)
+    assert (hints.least("limit", "requests"), hints.least("remaining", "requests")) == (600, 0)
+    assert (hints.least("limit", "tokens"), hints.least("remaining", "tokens")) == (150000, 1234)
     bad = read_headers(
         CIMultiDict({"retry-after": "later", "x-ratelimit-remaining-requests": "x"}), NOW
     )
@@ -93,8 +93,9 @@ def test_gateway_prefixed_and_per_key_families_tightest_wins() -> None:
     )
     hints = read_headers(h, NOW)
     assert len(hints.requests) == 4 and len(hints.tokens) == 1
-    assert hints.limit_requests == 120 and hints.remaining_requests == 5
-    assert hints.remaining_tokens == 400
+    assert hints.least("limit", "requests") == 120
+    assert hints.least("remaining", "requests") == 5
+    assert hints.least("remaining", "tokens") == 400
     plain = next(b for b in hints.requests if b.limit == 240)
     assert plain.reset_s == pytest.approx(12.0)
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from aioeval.generation.ratelimit._limiter import Permit
 from aioeval.generation.ratelimit._tokens import Ask, TokenBudget, estimate_tokens
+
+
+def sent(tokens: int, n: int, at: float = 0.0) -> Permit:
+    return Permit(id=1, started_at=at, parallel=1, tokens=tokens, n=n)
 
 
 def test_estimate_tokens() -> None:
@@ -19,7 +24,7 @@ def test_tokens_counted_like_openai_are_charged_up_front_and_kept() -> None:
     assert budget.cost(ask) == 200
     assert budget.cost(Ask(prompt=500, max_tokens=100)) == 500  # the larger of the two
     budget.take(200, 0.0)
-    budget.settle(200, 0.0, used=40, completion=10, n=2)  # usage changes nothing
+    budget.settle(sent(200, 2), 0.0, used=40, completion=10)  # usage changes nothing
     assert budget.bucket.level == pytest.approx(400.0)
     budget.take(200, 0.0)
     budget.refused(200, 0.0)  # a 429 was not charged
@@ -33,7 +38,7 @@ def test_tokens_counted_on_usage_hold_a_reservation_until_the_answer() -> None:
     budget.take(230, 0.0)
     assert budget.held == 230 and budget.bucket.level == 600.0
     assert budget.wait_s(400, 0.0) == pytest.approx(0.05)  # 600 - 230 held < 400
-    budget.settle(230, 0.0, used=70, completion=40, n=2, took_s=0.5)
+    budget.settle(sent(230, 2, at=-0.5), 0.0, used=70, completion=40)
     assert budget.held == 0 and budget.bucket.level == pytest.approx(530.0)
     assert budget.cost(ask) == 30 + 40  # 20 per sample seen
     # Requests in flight for the usual 0.5 s see 300 tokens refilled before
@@ -42,22 +47,3 @@ def test_tokens_counted_on_usage_hold_a_reservation_until_the_answer() -> None:
     assert budget.wait_s(500, 0.0) == 0.0
     budget.take(200, 0.0)
     assert budget.wait_s(500, 0.0) == pytest.approx((500 + (500 - 300) - 530) / 600)
-
-
-def test_a_positive_budget_waits_for_one_token_not_the_cost() -> None:
-    """Learned tokens with a narrow, untested range mirror a usage-metered
-    server, which admits a request while its level is positive: what is
-    held is set aside, the request's own cost is not, and a 429 ends it."""
-    budget = TokenBudget(36000, "usage", 0.0)  # 600/s, 600 held at most
-    budget.credit = False
-    budget.take(500, 0.0)
-    assert budget.wait_s(300, 0.0) == pytest.approx(200 / 600)  # 600 - 500 < 300
-    budget.positive = True
-    assert budget.wait_s(300, 0.0) == 0.0  # 100 left of 600 after what is held
-    budget.take(99, 0.0)
-    assert budget.wait_s(300, 0.0) == 0.0  # one token left: admitted
-    budget.take(1, 0.0)
-    assert budget.wait_s(300, 0.0) == pytest.approx(1 / 600)
-    budget.refused(1, 0.0)
-    assert not budget.positive
-    assert budget.wait_s(300, 0.0) == pytest.approx((599 + 300 - 600) / 600)  # its cost again

@@ -1,22 +1,52 @@
 """The limits the fake OpenAI server enforces, and the headers it reports
-them in (see fake_openai for the dialects). Kept apart from the HTTP side:
-this part decides, the server answers."""
+them in. Kept apart from the HTTP side: this part decides, the server
+answers. Nothing here comes from the engine's limiter (a fake that
+borrowed the client's own arithmetic would agree with it by construction).
+
+Header dialects (``Dialect``):
+
+    openai       ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` on
+                 every answer (remaining after this request, reset until the
+                 budget is whole again); 429s add ``Retry-After`` and
+                 ``retry-after-ms``
+    gateway      ``x-ratelimit-limit-*`` and ``x-ratelimit-remaining-*``
+                 counted before this request (never 0 on a success), no
+                 reset, the same under the per-key names
+                 ``x-ratelimit-api_key-*``, and a looser upstream limit as
+                 ``llm_provider-x-ratelimit-*``; a 429 carries only
+                 ``llm_provider-retry-after`` (whole seconds)
+    retry-after  nothing on successes; a 429 says ``Retry-After`` (whole
+                 seconds until the budget allows one more request: the end
+                 of a fixed window)
+    liar         ``x-ratelimit-remaining-*`` of ``-1`` or ``0`` on successes
+                 (as some hosted APIs send whatever is left), bare 429s
+    none         no rate headers at all, 429s included (an upstream 429
+                 passed through)
+
+A shared key (``others_rpm``): another client takes requests from the same
+request budget at random times, in bursts of one to five requests spaced
+exponentially, ``others_rpm`` a minute on average (what the budget lets
+it have: its refused requests are not retried).
+"""
 
 from __future__ import annotations
 
 import math
+import random
 from typing import Literal
 
 import msgspec
 
-Dialect = Literal["openai", "gateway", "none"]
+Dialect = Literal["openai", "gateway", "retry-after", "liar", "none"]
+
+OTHERS_BURST = (1, 5)
+"""The other client on a shared key sends bursts of this many requests."""
 
 
 class ServerBucket:
-    """A server's token bucket, written apart from the engine's limiter (a
-    fake that borrowed the client's own arithmetic would agree with it by
-    construction). Holds up to ``capacity``, refills at ``rate`` a second;
-    a charge larger than what is held leaves the level negative (debt)."""
+    """A server's token bucket: holds up to ``capacity``, refills at
+    ``rate`` a second; a charge larger than what is held leaves the level
+    negative (debt)."""
 
     def __init__(self, rate: float, capacity: float, now: float) -> None:
         self.rate, self.capacity = rate, capacity
@@ -71,7 +101,8 @@ class Window:
 
 class ServerLimits:
     """Requests per minute (a bucket or fixed windows), tokens per minute
-    (charged on usage or on max_tokens), and a parallel cap."""
+    (charged on usage or on max_tokens), a parallel cap, and another client
+    on the same key."""
 
     def __init__(
         self,
@@ -87,6 +118,8 @@ class ServerLimits:
         parallel_retry_after_s: float = 60.0,
         dialect: Dialect = "openai",
         upstream_factor: float = 10.0,
+        others_rpm: float = 0.0,
+        seed: int = 0,
     ) -> None:
         self.rpm = rpm
         self.tpm = tpm
@@ -104,10 +137,33 @@ class ServerLimits:
         self.tokens: ServerBucket | None = None
         if tpm:
             self.tokens = ServerBucket(tpm / 60.0, max(1.0, tpm / 60.0 * tpm_burst_s), now)
+        self.rng = random.Random(seed)
+        self.others_rpm = others_rpm
+        self.others_taken = 0
+        """Requests the other client on the key was let through."""
+        self.others_next = now + self._others_gap()
+
+    def _others_gap(self) -> float:
+        mean_burst = sum(OTHERS_BURST) / 2
+        return self.rng.expovariate(self.others_rpm / 60.0 / mean_burst) if self.others_rpm else 0.0
+
+    def _others(self, now: float) -> None:
+        """The other client's bursts up to ``now``, in time order."""
+        while self.others_rpm and self.others_next <= now:
+            at = self.others_next
+            for _ in range(self.rng.randint(*OTHERS_BURST)):
+                if self.window is not None and self.window.remaining(at) >= 1:
+                    self.window.used += 1
+                    self.others_taken += 1
+                elif self.bucket is not None and self.bucket.wait_s(1, at) <= 0:
+                    self.bucket.take(1, at)
+                    self.others_taken += 1
+            self.others_next = at + self._others_gap()
 
     def admit(self, now: float, *, charge: int, in_flight: int) -> Refusal | None:
         """Check every limit for a request that may cost ``charge`` tokens;
         None lets it in (and counts it)."""
+        self._others(now)
         if self.max_parallel is not None and in_flight >= self.max_parallel:
             retry_after = str(math.ceil(self.parallel_retry_after_s))
             return Refusal(
@@ -139,8 +195,10 @@ class ServerLimits:
     def headers(self, now: float) -> dict[str, str]:
         """Headers in the configured dialect, for a request just counted."""
         out: dict[str, str] = {}
-        if self.dialect == "none":
+        if self.dialect in ("none", "retry-after"):
             return out
+        if self.dialect == "liar":
+            return {"x-ratelimit-remaining-requests": self.rng.choice(("-1", "0"))}
         for resource, budget in (("requests", self._requests(now)), ("tokens", self._tokens(now))):
             if budget is None:
                 continue
@@ -183,6 +241,8 @@ class ServerLimits:
             }
         elif self.dialect == "gateway":
             headers = {"llm_provider-retry-after": str(max(1, math.ceil(wait_s)))}
+        elif self.dialect == "retry-after":
+            headers = {"Retry-After": str(max(1, math.ceil(wait_s)))}
         return Refusal(message="rate limit exceeded", headers=headers)
 
 

@@ -11,19 +11,10 @@ and LLM gateways do:
   arrives (OpenAI) or from the reported usage when it returns (gateways);
 - a parallel cap (``max_parallel``) answered with 429 and a long
   ``Retry-After`` although a slot frees within milliseconds;
-- rate-limit headers in one of three dialects (``hints``):
-
-    openai   ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` on every
-             answer (remaining after this request, reset until the budget
-             is whole again); 429s add ``Retry-After`` and ``retry-after-ms``
-    gateway  ``x-ratelimit-limit-*`` and ``x-ratelimit-remaining-*`` counted
-             before this request (never 0 on a success), no reset, the same
-             under the per-key names ``x-ratelimit-api_key-*``, and a
-             looser upstream limit as ``llm_provider-x-ratelimit-*``; a 429
-             carries only ``llm_provider-retry-after`` (whole seconds)
-    none     no rate headers at all, 429s included (an upstream 429 passed
-             through)
-
+- another client on the same key (``others_rpm``), taking requests from
+  the same budget in bursts at random times;
+- rate-limit headers in one of the dialects `fake_limits` describes
+  (``hints``: ``openai``, ``gateway``, ``retry-after``, ``liar``, ``none``);
 - faults injected per request from a script (``faults=["503", "drop", ...]``,
   consumed in order), every Nth request (``fault_every={"503": 7}``), or at
   random rates with a seeded generator. Fault kinds:
@@ -60,7 +51,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import msgspec
 from aiohttp import web
@@ -94,7 +85,9 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     """Requests allowed in flight; more get 429 with ``parallel_retry_after_s``."""
     parallel_retry_after_s: float = 60.0
     hints: Dialect = "openai"
-    """Which rate-limit headers to send (see the module docstring)."""
+    """Which rate-limit headers to send (see `fake_limits`)."""
+    others_rpm: float = 0.0
+    """Requests per minute another client on the same key takes, on average."""
     upstream_factor: float = 10.0
     """gateway hints: the upstream limit reported is this many times the gateway's."""
     honour_n: bool = True
@@ -204,6 +197,8 @@ class FakeOpenAI:
             parallel_retry_after_s=cfg.parallel_retry_after_s,
             dialect=cfg.hints,
             upstream_factor=cfg.upstream_factor,
+            others_rpm=cfg.others_rpm,
+            seed=cfg.seed,
         )
         self._gate: asyncio.Event | None = None
         self._moved = asyncio.Event()
@@ -423,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tpm", type=float, default=None, help="tokens per minute")
     p.add_argument("--tpm-counts", choices=("usage", "max_tokens"), default="usage")
     p.add_argument("--max-parallel", type=int, default=None, help="parallel cap (429 beyond)")
-    p.add_argument("--hints", choices=("openai", "gateway", "none"), default="openai")
+    p.add_argument("--hints", choices=get_args(Dialect), default="openai")
     p.add_argument("--latency", default="0", help="seconds, or a range lo,hi")
     p.add_argument("--fail-every", type=int, default=0, help="every Nth request answers 503")
     p.add_argument("--drop-every", type=int, default=0, help="every Nth request is dropped")

@@ -1,21 +1,14 @@
 """What a server's response headers say about its rate limits (pure).
 
-Real servers spell their limits many ways, and all of them are read here:
-
-- ``Retry-After`` (delay-seconds or an HTTP date) and ``retry-after-ms``,
-  also in the ``llm_provider-`` prefixed form an LLM gateway uses to forward
-  an upstream provider's headers.
-- ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (OpenAI's names;
-  resets in its duration format: ``1s``, ``6m0s``, ``20ms``, or a bare number
-  of seconds, or a Unix time), their ``llm_provider-`` forms, and scoped
-  variants such as ``x-ratelimit-api_key-remaining-requests`` (any
-  ``x-ratelimit-<scope>-<field>-<resource>``).
-
-Each distinct prefix and scope is one *family* (a key's own limit, a model's,
-the upstream provider's): its three numbers are kept together as a `Budget`,
-because a reset only means something next to the remaining count it belongs
-to. The tightest family wins everywhere. Headers are read on successes as
-well as on 429s.
+Read: ``Retry-After`` (seconds or an HTTP date), ``retry-after-ms``, and
+their ``llm_provider-`` forms (a gateway forwarding its upstream's);
+``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (OpenAI's names;
+resets as ``1s``, ``6m0s``, ``20ms``, seconds or a Unix time), their
+``llm_provider-`` forms and scoped forms
+``x-ratelimit-<scope>-<field>-<resource>``. Each prefix and scope is one
+*family* (a key's own limit, a model's, the upstream's), kept together as
+a `Budget` because a reset means something only next to its remaining
+count. The tightest family wins.
 """
 
 from __future__ import annotations
@@ -23,7 +16,8 @@ from __future__ import annotations
 import email.utils
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from typing import Literal
 
 import msgspec
 
@@ -37,6 +31,8 @@ _FAMILY = re.compile(
 )
 _RETRY_AFTER_MS = ("retry-after-ms", "llm_provider-retry-after-ms")
 _RETRY_AFTER = ("retry-after", "llm_provider-retry-after")
+
+Resource = Literal["requests", "tokens"]
 
 
 def parse_duration(value: str) -> float | None:
@@ -114,26 +110,11 @@ class RateHeaders(msgspec.Struct, frozen=True, kw_only=True):
     def any(self) -> bool:
         return self.retry_after_s is not None or bool(self.requests or self.tokens)
 
-    @property
-    def remaining_requests(self) -> int | None:
-        return _least(b.remaining for b in self.requests)
-
-    @property
-    def remaining_tokens(self) -> int | None:
-        return _least(b.remaining for b in self.tokens)
-
-    @property
-    def limit_requests(self) -> int | None:
-        return _least(b.limit for b in self.requests)
-
-    @property
-    def limit_tokens(self) -> int | None:
-        return _least(b.limit for b in self.tokens)
-
-
-def _least(values: Iterable[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return min(known) if known else None
+    def least(self, field: Literal["limit", "remaining"], resource: Resource) -> int | None:
+        """The tightest family's ``field`` for ``resource`` (None: not sent)."""
+        budgets = self.requests if resource == "requests" else self.tokens
+        known = [b.limit if field == "limit" else b.remaining for b in budgets]
+        return min((v for v in known if v is not None), default=None)
 
 
 MAX_HINT_S = 86_400.0
@@ -152,16 +133,11 @@ def read_headers(headers: Mapping[str, str], now_unix: float) -> RateHeaders:
     ignored = 0
     retry_after: float | None = None
     for name in _RETRY_AFTER_MS:
-        raw = headers.get(name)
-        ms = parse_duration(raw) if raw is not None else None
-        if ms is not None:
+        if retry_after is None and (ms := parse_duration(headers.get(name, ""))) is not None:
             retry_after = ms / 1000.0
-            break
-    if retry_after is None:
-        for name in _RETRY_AFTER:
-            raw = headers.get(name)
-            if raw is not None and (retry_after := parse_retry_after(raw, now_unix)) is not None:
-                break
+    for name in _RETRY_AFTER:
+        if retry_after is None:
+            retry_after = parse_retry_after(headers.get(name, ""), now_unix)
     if not _sane(retry_after):
         retry_after, ignored = None, ignored + 1
     families: dict[tuple[str, str, str], dict[str, int | float | None]] = {}
@@ -193,9 +169,8 @@ def read_headers(headers: Mapping[str, str], now_unix: float) -> RateHeaders:
 
 def exhausted_reset_s(hints: RateHeaders) -> float | None:
     """How long until a budget that reached zero allows one more request
-    (None if none reached zero). With the limit known, the reset is read as
-    OpenAI means it (until the whole budget is back, refilled evenly), so
-    one request's share of it; without, the whole reset."""
+    (None: none did): a reset means until the whole budget is back (OpenAI),
+    so one request's share of it when the limit is known."""
     waits = [
         b.reset_s / b.limit if b.limit else b.reset_s
         for b in (*hints.requests, *hints.tokens)
@@ -205,11 +180,10 @@ def exhausted_reset_s(hints: RateHeaders) -> float | None:
 
 
 def pause_for(hints: RateHeaders, throttled: bool) -> float | None:
-    """How long every request should hold off after a response, if the
-    headers say: a 429's Retry-After, else (429 or not) until an exhausted
-    budget allows a request again. The reset of a budget that is not
-    exhausted says nothing about now (OpenAI's token reset may read
-    ``6m0s`` while plenty remain), so a 429 without either is hint-less."""
+    """How long everyone holds off after a response: a 429's Retry-After,
+    else until an exhausted budget allows a request. The reset of a budget
+    not exhausted says nothing about now (OpenAI's may read ``6m0s`` while
+    plenty remain)."""
     if throttled and hints.retry_after_s is not None:
         return hints.retry_after_s
     return exhausted_reset_s(hints)

@@ -1,0 +1,154 @@
+"""Rate control judged on limit shapes it was not built on, several seeds each.
+
+Each run is a generation-only HumanEval run (the engine's llm-endpoint path,
+a no-op sandbox: `aioeval.testing.ScriptedExecutor`) against the fake
+OpenAI server (`aioeval.testing.fake_openai`) on 127.0.0.1, with no limit
+told to the client unless the shape says so. Shapes (``--only`` picks some):
+
+- ``told``: 240 rpm (bucket, burst 2) and ``target.rate_limit.rpm: 240``:
+  the reference; allowed = 240 rpm.
+- ``window``: 60 requests per fixed minute; a 429 says ``Retry-After``
+  until the minute ends, and nothing else. 121 requests, so the best
+  possible run spans exactly two minutes; allowed = 60 rpm.
+- ``shared``: 300 rpm (bucket, burst 5) on a key another client also uses,
+  taking 100 rpm on average in bursts of 1-5 at random times; bare 429s.
+  Allowed = 300 rpm less what the other client took over the run.
+- ``slow``: 120 rpm (bucket, burst 2), answers after 2-8 s; bare 429s.
+- ``liar``: 240 rpm (bucket, burst 2); successes say ``remaining: -1`` or
+  ``0``, 429s say nothing.
+- ``tokens``: 60k tokens per minute metered on usage (one second's burst),
+  bare 429s; rates in tokens, allowed = 60k tpm.
+
+Per shape and seed (the fake server's draws: latencies, the other client's
+bursts, the headers' lies): the achieved rate, requests per minute at the
+server between the first and the last accepted request (tokens: reported
+usage from the first accepted request to the last answer, less the
+one-second burst), over what the shape allows; the share of requests
+refused; the wall time; samples lost (infra_error). Printed per shape:
+median and min-max over seeds. One JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from aioeval.config import decode_config
+from aioeval.run.evaluate import RunSpec, evaluate
+from aioeval.suites.human_eval import load_problems
+from aioeval.testing.executors import ScriptedExecutor
+from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
+
+PROBLEMS = load_problems()
+RETRY = {"max_attempts": 4, "backoff_base_s": 0.2, "backoff_max_s": 5.0}
+LATENCY = (0.15, 0.45)
+
+SHAPES: dict[str, dict[str, Any]] = {
+    "told": {
+        "fake": {"rpm": 240, "burst": 2, "hints": "none"},
+        "rate_limit": {"rpm": 240},
+        "requests": 164,
+    },
+    "window": {
+        "fake": {"rpm": 60, "window_s": 60.0, "hints": "retry-after"},
+        "requests": 121,
+    },
+    "shared": {"fake": {"rpm": 300, "burst": 5, "hints": "none", "others_rpm": 100}},
+    "slow": {"fake": {"rpm": 120, "burst": 2, "hints": "none", "latency_s": (2.0, 8.0)}},
+    "liar": {"fake": {"rpm": 240, "burst": 2, "hints": "liar"}},
+    "tokens": {"fake": {"tpm": 60_000, "tpm_counts": "usage", "hints": "none"}},
+}
+
+
+async def one_run(name: str, seed: int, root: Path) -> dict[str, Any]:
+    shape = SHAPES[name]
+    fake_cfg = FakeConfig(**{"latency_s": LATENCY, **shape["fake"], "seed": seed})
+    requests = shape.get("requests", 164)
+    async with FakeOpenAI(fake_cfg, human_eval_answers(PROBLEMS)) as fake:
+        target = {
+            "mode": "runtime",
+            "endpoint": fake.url,
+            "model": "fake-model",
+            "use_n": False,
+            "rate_limit": shape.get("rate_limit", {}),
+        }
+        params = {
+            "allow_code_execution": True,
+            "dedup": False,
+            "limit": requests,
+            "retry": RETRY,
+            "sandbox": {"isolation": "minimal"},  # the no-op executor runs nothing
+        }
+        cfg = decode_config({"target": target, "params": params})
+        spec = RunSpec(
+            benchmark="human-eval",
+            platform="llm-endpoint",
+            config=cfg,
+            out_dir=str(root / f"{name}-{seed}"),
+        )
+        t0 = time.perf_counter()
+        summary = await evaluate(spec, pool_factory=lambda _c: ScriptedExecutor(size=2))
+        wall = time.perf_counter() - t0
+    return {
+        "ratio": _ratio(fake, fake_cfg, requests),
+        "share_429": fake.rate_limited / max(1, fake.requests),
+        "wall_s": wall,
+        "lost": summary.counts.get("infra_error", 0),
+    }
+
+
+def _ratio(fake: FakeOpenAI, cfg: FakeConfig, requests: int) -> float:
+    """Achieved over allowed (see the module docstring)."""
+    if cfg.tpm:
+        start, end = fake.accepted_at[0], fake.usage_at[-1][0]
+        burst = cfg.tpm / 60.0 * cfg.tpm_burst_s
+        tokens = sum(n for _, n in fake.usage_at)
+        return (tokens - burst) / (end - start) * 60.0 / cfg.tpm
+    t = fake.accepted_at
+    span = t[-1] - t[0]
+    achieved = (len(t) - 1) / span * 60.0
+    assert cfg.rpm is not None
+    if cfg.window_s:
+        per_window = int(cfg.rpm * cfg.window_s / 60.0)
+        best_span = (-(-requests // per_window) - 1) * cfg.window_s
+        return achieved / ((requests - 1) / best_span * 60.0)
+    others = fake.limits.others_taken / span * 60.0 if cfg.others_rpm else 0.0
+    return achieved / (cfg.rpm - others)
+
+
+def spread(values: list[float], digits: int) -> list[float]:
+    """[median, min, max]"""
+    return [round(statistics.median(values), digits), round(min(values), digits),
+            round(max(values), digits)]  # fmt: skip
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="aioeval-bench-shapes-"))
+    names = args.only.split(",") if args.only else list(SHAPES)
+    out: dict[str, Any] = {"bench": "rate_shapes", "seeds": args.seeds,
+                           "loadavg_before": os.getloadavg()}  # fmt: skip
+    for name in names:
+        runs = [await one_run(name, seed, root) for seed in range(args.seeds)]
+        out[name] = {
+            "ratio": spread([r["ratio"] for r in runs], 3),
+            "share_429": spread([r["share_429"] for r in runs], 3),
+            "wall_s": spread([r["wall_s"] for r in runs], 1),
+            "lost": sum(r["lost"] for r in runs),
+        }
+    out["loadavg_after"] = os.getloadavg()
+    return out
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help=f"comma-separated subset of {','.join(SHAPES)}")
+    parser.add_argument("--seeds", type=int, default=5, help="runs per shape (seeds 0..N-1)")
+    print(json.dumps(anyio.run(main, parser.parse_args())))
