@@ -7,8 +7,11 @@ answers and building programs are plain functions of the problem. Only
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import os
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
@@ -212,6 +215,26 @@ def read_dataset_file(path: Path, suffixes: tuple[str, ...]) -> tuple[bytes, str
     for suffix in suffixes:
         name = name.removesuffix(suffix)
     return raw, name, "sha256:" + hashlib.sha256(raw).hexdigest()[:16]
+
+
+def read_jsonl_maybe_gzipped(path: Path) -> tuple[bytes, str, str]:
+    """(JSONL bytes, dataset name, version) of a ``--dataset`` file that
+    may be gzipped, as HumanEval and EvalPlus release theirs."""
+    raw, name, version = read_dataset_file(path, (".gz", ".jsonl", ".json"))
+    return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw), name, version
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, whole or not at all (a cache another run reads)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def fixture_records(name: str) -> list[MockRecord]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import platformdirs
 from aioeval.errors import DatasetError, InputError
 from aioeval.types import Problem
 
-from .base import jsonl_rows
+from .base import jsonl_rows, write_atomic
 
 PINNED_COMMIT = "190faf16d175b5847b0af05d937872b1fb395942"
 PINNED_SHA256 = "8368b81047dc5014e4caf5a2f97604eff7644e0ecd7415e3ceeb184bbc2e0c96"
@@ -102,18 +101,6 @@ def _read_verified(path: Path) -> bytes | None:
     return data if hashlib.sha256(data).hexdigest() == PINNED_SHA256 else None
 
 
-def _store(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".download-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 async def _download(url: str) -> bytes:
     hint = "; pass a local copy with --dataset PATH (params.dataset_path)"
     timeout = aiohttp.ClientTimeout(total=DOWNLOAD_TIMEOUT_S)
@@ -146,7 +133,7 @@ async def fetch_pinned(base_url: str | None = None, directory: Path | None = Non
         )
     # A read-only cache is not fatal: the verified bytes are still good.
     with contextlib.suppress(OSError):
-        _store(path, data)
+        write_atomic(path, data)
     return data
 
 

@@ -17,7 +17,6 @@ would see under EvalPlus.
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Callable
 from importlib import resources
@@ -29,7 +28,7 @@ import msgspec
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from .base import jsonl_rows, read_dataset_file
+from .base import jsonl_rows, read_jsonl_maybe_gzipped
 
 Flavor = Literal["humaneval", "mbpp"]
 FIXTURES = {"humaneval": "evalplus/humaneval_plus.jsonl", "mbpp": "evalplus/mbpp_plus.jsonl"}
@@ -99,8 +98,7 @@ def parse(data: bytes, source: str) -> list[Problem]:
 
 def read_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of an EvalPlus-format file."""
-    raw, name, version = read_dataset_file(path, (".gz", ".jsonl", ".json"))
-    data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    data, name, version = read_jsonl_maybe_gzipped(path)
     return parse(data, str(path)), name, version
 
 

@@ -15,9 +15,6 @@ does not fit the problem is computed again.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from aioeval.errors import InputError
@@ -26,6 +23,7 @@ from aioeval.sandbox import plain
 from aioeval.sandbox.protocol import Call
 from aioeval.types import Problem
 
+from .base import write_atomic
 from .crux_data import cache_dir
 
 ENTRY = "_aioeval_truth"
@@ -77,18 +75,6 @@ def _decode(data: bytes, n: int) -> tuple[list[Any], list[float]] | None:
     return outputs, times
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".truth-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 async def compute(
     problem: Problem, part: str, args: list[Any], not_none: bool, pool: Executor
 ) -> tuple[list[Any], list[float]]:
@@ -120,7 +106,7 @@ async def compute(
     if got is None:
         raise InputError(f"task {problem.id}: its canonical_solution's {part} outputs are not data")
     try:
-        _write(path, out.value)
+        write_atomic(path, out.value)
     except OSError:
         pass  # no cache directory to write to: computed again next run
     return got

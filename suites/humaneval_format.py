@@ -8,7 +8,6 @@ under the file's own name, version (its sha256) and digest.
 from __future__ import annotations
 
 import ast
-import gzip
 from pathlib import Path
 
 import msgspec
@@ -16,7 +15,7 @@ import msgspec
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from .base import jsonl_rows, read_dataset_file
+from .base import jsonl_rows, read_jsonl_maybe_gzipped
 
 
 class _Row(msgspec.Struct):
@@ -93,6 +92,5 @@ def parse_humaneval(data: bytes, source: str) -> list[Problem]:
 
 def read_humaneval_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of a HumanEval-format file."""
-    raw, name, version = read_dataset_file(path, (".gz", ".jsonl", ".json"))
-    data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    data, name, version = read_jsonl_maybe_gzipped(path)
     return parse_humaneval(data, str(path)), name, version
