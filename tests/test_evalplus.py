@@ -12,6 +12,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,18 +60,22 @@ def _score(
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Any]:
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], Any]]:
     """Both flavors, both scorings, on the fixture samples (one run each)."""
     tmp = tmp_path_factory.mktemp("evalplus")
-    os.environ["AIOEVAL_CACHE_DIR"] = str(tmp / "cache")
-    paths = evalplus_fixture.write_samples(tmp, STALL_S)
-    out: dict[tuple[str, str], Any] = {}
-    for flavor, path in paths.items():
-        kinds = [json.loads(x)["kind"] for x in path.read_text().splitlines()]
-        for scoring in ("strict", "official"):
-            summary, rows = _score(tmp, flavor, scoring, path)
-            out[(flavor, scoring)] = (summary, rows, kinds)
-    return out
+    env = pytest.MonkeyPatch()
+    env.setenv("AIOEVAL_CACHE_DIR", str(tmp / "cache"))
+    try:
+        paths = evalplus_fixture.write_samples(tmp, STALL_S)
+        out: dict[tuple[str, str], Any] = {}
+        for flavor, path in paths.items():
+            kinds = [json.loads(x)["kind"] for x in path.read_text().splitlines()]
+            for scoring in ("strict", "official"):
+                summary, rows = _score(tmp, flavor, scoring, path)
+                out[(flavor, scoring)] = (summary, rows, kinds)
+        yield out
+    finally:
+        env.undo()
 
 
 def _by_kind(rows: list[CandidateResult], kinds: list[str]) -> dict[str, list[CandidateResult]]:
@@ -139,14 +144,16 @@ def test_the_base_figure_sits_next_to_the_whole(scored: dict[Any, Any], flavor: 
     assert base.value > whole.value
 
 
-def test_the_reference_runs_once_and_is_cached(tmp_path: Path) -> None:
+def test_the_reference_runs_once_and_is_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A second run reads the reference's outputs from the cache: no `Call`
     reaches the pool (a pool that refuses them still scores)."""
     from aioeval.executors.local import LocalPool
     from aioeval.sandbox.protocol import Call, Outcome, Task
     from aioeval.types import Passed
 
-    os.environ["AIOEVAL_CACHE_DIR"] = str(tmp_path / "cache")
+    monkeypatch.setenv("AIOEVAL_CACHE_DIR", str(tmp_path / "cache"))
     params = load_config(None, [f"params.evalplus.min_time_limit_s={LIMIT_S}"]).params
 
     class Counting(LocalPool):
