@@ -7,6 +7,7 @@ answers and building programs are plain functions of the problem. Only
 
 from __future__ import annotations
 
+import ast
 import gzip
 import hashlib
 import os
@@ -215,6 +216,31 @@ def read_dataset_file(path: Path, suffixes: tuple[str, ...]) -> tuple[bytes, str
     for suffix in suffixes:
         name = name.removesuffix(suffix)
     return raw, name, "sha256:" + hashlib.sha256(raw).hexdigest()[:16]
+
+
+def require_references(
+    path: Path, problems: list[Problem], field: str, *, label: str = "", runs: str
+) -> None:
+    """``params.execute`` runs every problem's reference (its ``field``): a
+    file where one is empty is refused before anything runs, naming it."""
+    missing = [p.id for p in problems if not p.fields.get(field, "").strip()]
+    if missing:
+        raise InputError(
+            f"{path}: {len(missing)} problem(s) have no {field} (first: {label}"
+            f"{missing[0]}); params.execute runs the {runs}"
+        )
+
+
+def defines_function(source: str, name: str) -> bool | None:
+    """Does ``source`` define function ``name`` at top level? (None: it does not compile.)"""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
+        for node in tree.body
+    )
 
 
 def read_jsonl_maybe_gzipped(path: Path) -> tuple[bytes, str, str]:

@@ -27,7 +27,6 @@ Scoring (``params.scoring``):
 
 from __future__ import annotations
 
-import ast
 import math
 from collections.abc import Iterator
 from importlib import resources
@@ -60,11 +59,14 @@ from .base import (
     Mode,
     SuiteBase,
     dataset_of,
+    defines_function,
     fixture_records,
+    jsonl_rows,
     offload,
     unwrap_fence,
     verdict_from_outcome,
 )
+from .evalplus_harness import _AIOEVAL_NOT_NONE as NOT_NONE
 
 PARTS = ("base", "plus")
 SYSTEM = (
@@ -72,8 +74,6 @@ SYSTEM = (
     "script in a single ```python block."
 )
 _HARNESS = resources.files("aioeval.suites").joinpath("evalplus_harness.py").read_text()
-_NOT_NONE = frozenset({"check_str", "text_match_three", "text_starta_endb"})
-"""MBPP+ tasks whose outputs EvalPlus keeps only as "is it not None"."""
 
 
 class _Sample(msgspec.Struct):
@@ -139,16 +139,6 @@ def test_text(
     return _Part(setup="\n".join(lines) + "\n", cpu_s=budget)
 
 
-def _defines(text: str, name: str) -> bool:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return any(
-        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name for n in tree.body
-    )
-
-
 class EvalPlus(SuiteBase):
     """One EvalPlus dataset flavor; see the module docstring."""
 
@@ -193,7 +183,7 @@ class EvalPlus(SuiteBase):
         """The whole program: a fenced answer that defines the entry point
         as it is; otherwise the prompt continued by the answer."""
         body = unwrap_fence(raw)
-        if _defines(body, problem.fields["entry_point"]):
+        if defines_function(body, problem.fields["entry_point"]):
             return body
         return problem.fields["prompt"] + raw
 
@@ -231,7 +221,7 @@ class EvalPlus(SuiteBase):
             made = self._tests.get(problem.id)
             if made is None:
                 made = {}
-                not_none = self.flavor == "mbpp" and problem.fields["entry_point"] in _NOT_NONE
+                not_none = self.flavor == "mbpp" and problem.fields["entry_point"] in NOT_NONE
                 for part in PARTS:
                     args = data.inputs(problem, part, self.flavor)
                     outputs, times = await truth.compute(problem, part, args, not_none, pool)
@@ -261,16 +251,12 @@ class EvalPlus(SuiteBase):
         seen: dict[str, int] = {}
         out: list[Candidate] = []
         try:
-            blob = path.read_bytes()
+            fh = path.open("rb")
         except OSError as exc:
             raise InputError(f"{path}: cannot read samples: {exc.strerror}") from None
-        for lineno, line in enumerate(blob.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = decoder.decode(line)
-            except msgspec.DecodeError as exc:
-                raise InputError(f"{path}:{lineno}: {exc}") from None
+        with fh:
+            rows = list(jsonl_rows(fh, str(path), decoder))
+        for lineno, row in rows:
             problem = problems.get(row.task_id)
             if problem is None:
                 raise InputError(f"{path}:{lineno}: unknown task_id {row.task_id!r}")

@@ -7,7 +7,6 @@ under the file's own name, version (its sha256) and digest.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import msgspec
@@ -15,7 +14,7 @@ import msgspec
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from .base import jsonl_rows, read_jsonl_maybe_gzipped
+from .base import defines_function, jsonl_rows, read_jsonl_maybe_gzipped
 
 
 class _Row(msgspec.Struct):
@@ -26,18 +25,6 @@ class _Row(msgspec.Struct):
     canonical_solution: str = ""
     plus_input: object = None
     """EvalPlus's extra inputs: a file that has them is not HumanEval format."""
-
-
-def _defines_check(test: str) -> bool | None:
-    """Does the test define ``check`` at top level? (None: it does not compile.)"""
-    try:
-        tree = ast.parse(test)
-    except (SyntaxError, ValueError):
-        return None
-    return any(
-        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "check"
-        for node in tree.body
-    )
 
 
 def _check_test(row: _Row, where: str) -> None:
@@ -53,7 +40,7 @@ def _check_test(row: _Row, where: str) -> None:
         )
     if not row.test.strip():
         raise InputError(f"{where}: task {row.task_id!r} has no test (field test is empty)")
-    defines = _defines_check(row.test)
+    defines = defines_function(row.test, "check")
     if defines is None:
         raise InputError(f"{where}: task {row.task_id!r}: its test does not compile")
     if not defines:

@@ -38,7 +38,15 @@ from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Verdic
 
 from . import lcb_checks, lcb_child
 from . import lcb_data as data
-from .base import MockRecord, Mode, SuiteBase, dataset_of, fixture_records, verdict_from_outcome
+from .base import (
+    MockRecord,
+    Mode,
+    SuiteBase,
+    dataset_of,
+    fixture_records,
+    require_references,
+    verdict_from_outcome,
+)
 
 MOCK_FIXTURE = "livecodebench/mock.jsonl"
 ENTRY = "_aioeval_lcb"
@@ -173,12 +181,7 @@ class LiveCodeBench(SuiteBase):
             )
         problems, name, version = data.read_lcb_file(path)
         if mode == "reference":
-            missing = [p.id for p in problems if not p.fields["canonical_solution"].strip()]
-            if missing:
-                raise InputError(
-                    f"{path}: {len(missing)} problem(s) have no canonical_solution (first: "
-                    f"{missing[0]}); params.execute runs the reference solutions"
-                )
+            require_references(path, problems, "canonical_solution", runs="reference solutions")
         return dataset_of(name, version, problems, self.params)
 
     def prompt(self, problem: Problem) -> Prompt:

@@ -32,7 +32,7 @@ from pathlib import Path
 import msgspec
 
 from aioeval.config import Params
-from aioeval.errors import ConfigError, InputError
+from aioeval.errors import ConfigError
 from aioeval.executors.base import Executor
 from aioeval.sandbox.protocol import Checked, Program
 from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Verdict
@@ -45,6 +45,7 @@ from .base import (
     dataset_of,
     fixture_records,
     read_completions,
+    require_references,
     unwrap_fence,
     verdict_from_outcome,
 )
@@ -145,12 +146,7 @@ class Mbpp(SuiteBase):
             )
         problems, name, version = data.read_mbpp_file(path)
         if mode == "reference":
-            missing = [p.id for p in problems if not p.fields["code"].strip()]
-            if missing:
-                raise InputError(
-                    f"{path}: {len(missing)} problem(s) have no code (first: task_id "
-                    f"{missing[0]}); params.execute runs the reference solutions"
-                )
+            require_references(path, problems, "code", label="task_id ", runs="reference solutions")
         return dataset_of(name, version, problems, self.params)
 
     def prompt(self, problem: Problem) -> Prompt:
