@@ -195,6 +195,13 @@ class _Program:
     def jump(self, op: int, k: int, yes: str | int, no: str | int = 0) -> None:
         self.code.append((op, yes, no, k))
 
+    def refuse_values(self, arg: int, values: tuple[int, ...], refusal: str) -> None:
+        """Jump to ``refusal`` when argument ``arg`` is one of ``values``, else allow."""
+        self.stmt(LD_ABS_W, _arg(arg))
+        for value in values:
+            self.jump(JEQ, value, refusal)
+        self.stmt(RET, RET_ALLOW)
+
     def label(self, name: str) -> None:
         self.labels[name] = len(self.code)
 
@@ -246,25 +253,16 @@ def build(arch: Arch) -> bytes:
     p.stmt(LD_ABS_W, _arg(0))
     p.jump(JSET, CLONE_NEW_ANY, "eperm", "allow")
     p.label("madvise")
-    p.stmt(LD_ABS_W, _arg(2))
-    for advice in MADV_DENIED:
-        p.jump(JEQ, advice, "eperm")
-    p.stmt(RET, RET_ALLOW)
+    p.refuse_values(2, MADV_DENIED, "eperm")
     p.label("rwf")
     p.stmt(LD_ABS_W, _arg(5))
     p.jump(JSET, RWF_NOWAIT, "eperm", "allow")
     p.label("getsockopt")
     p.stmt(LD_ABS_W, _arg(1))
     p.jump(JEQ, SOL_SOCKET, 0, "allow")
-    p.stmt(LD_ABS_W, _arg(2))
-    for option in COOKIES:
-        p.jump(JEQ, option, "enoprotoopt")
-    p.stmt(RET, RET_ALLOW)
+    p.refuse_values(2, COOKIES, "enoprotoopt")
     p.label("fcntl")
-    p.stmt(LD_ABS_W, _arg(1))
-    for command in FCNTL_LOCKS:
-        p.jump(JEQ, command, "enolck")
-    p.stmt(RET, RET_ALLOW)
+    p.refuse_values(1, FCNTL_LOCKS, "enolck")
     p.label("enoprotoopt")
     p.stmt(RET, RET_ERRNO | errno.ENOPROTOOPT)
     p.label("enolck")
