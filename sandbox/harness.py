@@ -167,9 +167,9 @@ def _isolate(
         os.environ.update(env)
         os.environ["HOME"] = workdir
         os.environ["TMPDIR"] = workdir
-    # The random module is not reseeded: the template seeded it once, so
-    # every candidate starts from the same state and gets the same verdict
-    # on every run (the verifier resets the tests' state the same way).
+    # The random module starts from the template's seeded state (restored
+    # after the fork), so every candidate gets the same verdict on every
+    # run (the verifier resets the tests' state the same way).
     apply_limits(
         cpu_s=float(limits["cpu_s"] or 1),
         memory_mb=int(limits["memory_mb"] or 0),

@@ -120,6 +120,9 @@ class Template:
                 self.layers.append("answer-key-hidden")
         self.link = _link(hello.link_fd)
         random.seed(protocol.RANDOM_SEED)
+        self.random_state = random.getstate()
+        """Every child starts from it: ``random`` reseeds itself from the
+        system's entropy in a forked child, so the child restores it."""
         if self.conf.cgroups:
             # The candidates share our cgroups: under memory pressure the
             # kernel must never pick the template (children reset this).
@@ -194,6 +197,7 @@ class Template:
         limits: protocol.Limits,
     ) -> None:
         """In the forked child: run the job (never returns to the template)."""
+        random.setstate(self.random_state)
         if not self.pid_init:
             # As init of its PID namespace the template takes every child
             # with it when it dies; otherwise each child asks for that.

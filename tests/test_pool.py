@@ -51,6 +51,29 @@ async def test_pass_fail_and_error_verdicts() -> None:
         assert out.status == "failed" and "ValueError: bad" in out.reason
 
 
+async def test_every_candidate_starts_from_the_same_random_state() -> None:
+    """A forked child's ``random`` reseeds itself from system entropy; the
+    template's seeded state is restored, so a test or answer that draws
+    from the module gets the same numbers on every run, in every slot, in
+    a program and in a served child alike."""
+    import random
+
+    expected = repr(random.Random(0).random())
+    program = "import random\nprint(repr(random.random()))\n"
+    async with LocalPool(workers=2, limits=FAST) as pool:
+        outs = [await pool.run(program) for _ in range(4)]
+        served = await pool.execute(
+            Checked(
+                program="import random\ndef f():\n    return random.random()\n",
+                entry="f",
+                setup=f"def check(f):\n    assert repr(f()) == {expected!r}\n",
+                driver="check(f)",
+            )
+        )
+    assert [o.output_tail.strip() for o in outs] == [expected] * 4
+    assert served.status == "passed", served.reason
+
+
 @pytest.mark.parametrize(
     "program",
     [
