@@ -153,11 +153,22 @@ class Slot:
                 await self.kill()
             raise
 
-    async def _exchange(self, job_id: int, task: Program | Call | protocol.Serve) -> Outcome:
+    async def _exchange(
+        self,
+        job_id: int,
+        task: Program | Call | protocol.Serve,
+        check: protocol.Check | None = None,
+    ) -> Outcome:
+        """Run one job on the template; a served job's `check` goes to the
+        verifier just after it, so the fork and the child's setup overlap
+        the second write."""
         template = self.template
         assert template is not None
         with anyio.fail_after(self.pool.limits.for_task(task.cpu_s).wall_s + 30):
             await template.send_raw(protocol.encode_job(job_id, task))
+            if check is not None:
+                assert self.verifier is not None
+                await self.verifier.send(check)
             out = _outcome.decode(await template.frame())
             if out.reason_size:
                 raw = await template.reader.receive_exactly(out.reason_size)
@@ -182,18 +193,16 @@ class Slot:
         if self.verifier is None:
             self.verifier = await self._start_verifier()
         verifier = self.verifier
-        await verifier.send(
-            protocol.Check(
-                id=job_id,
-                setup=task.setup,
-                driver=task.driver,
-                entry=task.entry,
-                prelude=task.prelude,
-                cpu_s=task.cpu_s,
-            )
+        asked = protocol.Check(
+            id=job_id,
+            setup=task.setup,
+            driver=task.driver,
+            entry=task.entry,
+            prelude=task.prelude,
+            cpu_s=task.cpu_s,
         )
         serve = protocol.Serve(program=task.program, entry=task.entry, cpu_s=task.cpu_s)
-        child = await self._exchange(job_id, serve)
+        child = await self._exchange(job_id, serve, asked)
         if child.status != "exited":
             # The verdict is the child's (timeout, error): never wait long on
             # a test that a candidate's values may have sent into a slow loop.
