@@ -150,6 +150,8 @@ class Hello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     inside site-packages): covered by an empty directory where mounts allow."""
     link_fd: int = -1
     """The Unix socket to the slot's verifier (-1: none), for `Serve` jobs."""
+    spin_s: float = 0.0
+    """How long a served child polls its channel before it sleeps."""
 
 
 class Ready(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -260,6 +262,8 @@ class VerifierHello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     memory_mb: int = 0
     """Address-space limit of the verifier (0: none): candidates' values can
     make a test allocate, and a test must not take the machine with it."""
+    spin_s: float = 0.0
+    """How long the verifier polls a channel before it sleeps."""
 
 
 class VerifierReady(msgspec.Struct, frozen=True, kw_only=True, array_like=True):

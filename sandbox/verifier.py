@@ -397,6 +397,7 @@ def main() -> None:
         hello = msgspec.msgpack.decode(reader.frame(), type=protocol.VerifierHello)
     except EOFError:
         return
+    frames.spin(hello.spin_s)
     if hello.memory_mb > 0:
         limit = hello.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

@@ -73,6 +73,7 @@ def main() -> None:
         hello = msgspec.msgpack.decode(reader.frame(), type=protocol.Hello)
     except EOFError:
         return
+    frames.spin(hello.spin_s)
     slot = template.Template(hello)
     ready = protocol.Ready(
         pid=slot.conf.host_pid,

@@ -28,6 +28,8 @@ class SlotSettings:
     hide: list[str] = field(default_factory=list)
     work_root: str = ""
     debug: bool = False
+    spin_s: float = 0.0
+    """How long each end of a call channel polls before it sleeps."""
 
 
 _outcome = msgspec.msgpack.Decoder(Outcome)
@@ -88,6 +90,7 @@ class Slot:
             isolation=self.pool.isolation,
             hide=self.pool.hide,
             link_fd=link_fd,
+            spin_s=self.pool.spin_s,
         )
         try:
             with anyio.fail_after(30):
@@ -123,6 +126,7 @@ class Slot:
             cpu_s=limits.cpu_s,
             wall_s=limits.wall_s,
             memory_mb=limits.memory_mb + VERIFIER_BASE_MB if limits.memory_mb > 0 else 0,
+            spin_s=self.pool.spin_s,
         )
         await verifier.send(hello)
         with anyio.fail_after(30):

@@ -27,6 +27,7 @@ import msgspec
 
 from aioeval.config import RunConfig
 from aioeval.errors import SandboxError
+from aioeval.sandbox import frames
 from aioeval.sandbox.protocol import Limits, Outcome, Program, Task
 
 from ._process import default_hidden
@@ -125,6 +126,7 @@ class LocalPool:
             hide=self.hide,
             work_root=self.work_root,
             debug=self.debug,
+            spin_s=spin_for(self.workers),
         )
         self._slots = [Slot(i, settings) for i in range(self.workers)]
         try:
@@ -188,3 +190,11 @@ class LocalPool:
                 await anyio.to_thread.run_sync(
                     functools.partial(shutil.rmtree, self.work_root, ignore_errors=True)
                 )
+
+
+def spin_for(workers: int) -> float:
+    """Each end of a strict call channel polls before it sleeps only when
+    the pool leaves a core for every end that may be busy at once (two per
+    slot); otherwise a poller takes the core its answer needs."""
+    cores = len(os.sched_getaffinity(0))
+    return frames.SPIN_S if 2 * workers <= cores else 0.0
