@@ -46,6 +46,8 @@ except ImportError:  # loaded as a top-level module inside the verifier
 _READS = frozenset({"plain", "state"})
 """Requests that only read a value (with the builtin type's own methods)."""
 MAX_HANDLES = 100_000
+OUTPUT_BUDGET = 1 << 20
+"""Characters of the candidate's output a check passes on to the test."""
 MAX_NESTING = 200
 """Calls in flight between the two sides at once (a callback calling the
 candidate calling back...)."""
@@ -67,6 +69,7 @@ class Session:
         self.depth = 0
         self.random_state: object = random.getstate()
         self.seeds = _SEEDS[0]
+        self.output_budget = OUTPUT_BUDGET
         """What the child's ``random`` was last set to, and the count of
         seedings then (a test that seeds twice with one seed, around a call
         that drew, sets the state it had before; see `_random`)."""
@@ -252,6 +255,18 @@ class Session:
         version, internal, gauss = state
         return [version, list(internal), gauss]
 
+    def _emit(self, out: object, err: object) -> None:
+        """What the candidate printed, to the test's current streams, up to
+        `OUTPUT_BUDGET` characters a check (the child keeps to it too)."""
+        for text, stream in ((out, sys.stdout), (err, sys.stderr)):
+            if type(text) is str and text and self.output_budget > 0:
+                kept = text[: self.output_budget]
+                self.output_budget -= len(kept)
+                try:
+                    stream.write(kept)
+                except Exception:
+                    pass
+
     def _exchange(self, op: protocol.Op) -> protocol.Reply:
         if self.depth >= MAX_NESTING:
             raise CandidateError("calls between the test and the candidate nest too deeply")
@@ -261,7 +276,7 @@ class Session:
             while True:
                 msg = self.chan.receive()
                 if type(msg) is protocol.Reply or type(msg) is protocol.Op:
-                    _emit(msg.out, msg.err)
+                    self._emit(msg.out, msg.err)
                 if type(msg) is protocol.Reply:
                     return msg
                 if type(msg) is protocol.Op:
@@ -310,8 +325,15 @@ class Session:
         if op == "setattr":
             if type(args) is not list or len(args) != 2 or type(args[0]) is not str:
                 raise TypeError("malformed setattr")
-            if args[0].startswith("_") or not self._owned(target) or isinstance(target, type):
-                raise AttributeError(f"the test's object has no writable attribute {args[0]!r}")
+            name = args[0]
+            if (
+                name.startswith("_")
+                or not self._owned(target)
+                or isinstance(target, type)
+                or hasattr(type(target), name)  # a method, property or class constant
+                or callable(getattr(target, name, None))
+            ):
+                raise AttributeError(f"the test's object has no writable attribute {name!r}")
             setattr(target, args[0], args[1])
             return None
         raise TypeError(f"operation {op!r} is not available on the test's objects")
@@ -344,6 +366,11 @@ _SEEDS = [0]
 """How many times the verifier's ``random`` was seeded or set (see `watch_random`)."""
 
 
+def seedings() -> int:
+    """How many times the test seeded or set ``random`` so far."""
+    return _SEEDS[0]
+
+
 def watch_random() -> None:
     """Count the test's ``random.seed`` and ``random.setstate`` calls (the
     verifier's module, wrapped once at start)."""
@@ -357,16 +384,6 @@ def watch_random() -> None:
         counted.__name__ = counted.__qualname__ = name
         counted.__doc__ = original.__doc__
         setattr(random, name, counted)
-
-
-def _emit(out: object, err: object) -> None:
-    """What the candidate printed, to the test's current streams."""
-    for text, stream in ((out, sys.stdout), (err, sys.stderr)):
-        if type(text) is str and text:
-            try:
-                stream.write(text)
-            except Exception:
-                pass
 
 
 def _standin_str(self: BaseException) -> str:

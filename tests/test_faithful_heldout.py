@@ -638,6 +638,27 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "strict scoring: the test asked for == of a memoryview object",
     ),
+    "a method of the test's object replaced by the candidate": (
+        'def process(job):\n    """run job"""\n',
+        _d(
+            """
+            class Job:
+                def __init__(self):
+                    self.done = False
+                def verify(self):
+                    return self.done
+            def check(candidate):
+                j = Job()
+                candidate(j)
+                assert j.verify()
+            """
+        ),
+        "process",
+        "    job.verify = lambda: True\n",
+        "failed",
+        "passed",
+        "no writable attribute 'verify'",
+    ),
     "a value nested more than 100 deep": (
         'def nest(n):\n    """[[...]] n deep"""\n',
         "def check(candidate):\n    x, d = candidate(150), 0\n    while x:\n        x, d = x[0], d + 1\n    assert d == 150\n",
