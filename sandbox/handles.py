@@ -19,6 +19,7 @@ stand-in classes derived from their nearest builtin base, so the test's
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -250,11 +251,62 @@ def _reflected(name: str) -> Callable[..., Any]:
     return reflected
 
 
-for _name in ("lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
+_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift")
+for _name in ("lt", "le", "gt", "ge", *_BINARY):
     setattr(Handle, f"__{_name}__", _forward(_name))
-for _name in ("neg", "pos", "abs", "index"):
+for _name in ("neg", "pos", "abs", "index", "invert"):
     setattr(Handle, f"__{_name}__", _forward(_name))
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
+for _name in _BINARY:
     setattr(Handle, f"__r{_name}__", _reflected(_name))
-Handle.__int__ = lambda self: int(self._value("int()"))  # type: ignore[attr-defined]
-Handle.__float__ = lambda self: float(self._value("float()"))  # type: ignore[attr-defined]
+for _name, _op in (("and", "and_"), ("or", "or_"), ("xor", "xor")):
+    setattr(Handle, f"__{_name}__", _forward(_op))
+    setattr(Handle, f"__r{_name}__", _reflected(_op))
+
+
+def _int(self: Handle) -> int:
+    return int(self._value("int()"))
+
+
+def _float(self: Handle) -> float:
+    return float(self._value("float()"))
+
+
+def _complex(self: Handle) -> complex:
+    return complex(self._value("complex()"))
+
+
+def _divmod(self: Handle, other: Any) -> Any:
+    return divmod(
+        self._value("divmod()"), other._value("divmod()") if type(other) is Handle else other
+    )
+
+
+def _rdivmod(self: Handle, other: Any) -> Any:
+    return divmod(other, self._value("divmod()"))
+
+
+def _round(self: Handle, *ndigits: Any) -> Any:
+    return round(self._value("round()"), *ndigits)
+
+
+def _rounder(name: str) -> Callable[[Handle], Any]:
+    fn = getattr(math, name)
+
+    def rounded(self: Handle) -> Any:
+        return fn(self._value(f"{name}()"))
+
+    return rounded
+
+
+for _name, _fn in (
+    ("int", _int),
+    ("float", _float),
+    ("complex", _complex),
+    ("divmod", _divmod),
+    ("rdivmod", _rdivmod),
+    ("round", _round),
+    ("trunc", _rounder("trunc")),
+    ("floor", _rounder("floor")),
+    ("ceil", _rounder("ceil")),
+):
+    setattr(Handle, f"__{_name}__", _fn)

@@ -322,6 +322,11 @@ class LoadFailed(msgspec.Struct, frozen=True, tag="load_failed", array_like=True
     reason: str
 
 
+ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow")
+"""Binary operators the child may apply to the test's objects (run by the
+test's own code, in the verifier), as comparisons are."""
+
+
 class Op(msgspec.Struct, frozen=True, tag="op", array_like=True):
     """Do ``op`` on object ``ref`` of the receiving side (a handle id in the
     child, an object id in the verifier; -1 with ``call`` and a name in
@@ -330,6 +335,15 @@ class Op(msgspec.Struct, frozen=True, tag="op", array_like=True):
     ref: int
     op: str
     args: Any = None
+    rand: Any = None
+    """From the verifier: the state of its ``random`` when the test changed
+    it since the last request (a test that seeds ``random`` and then calls
+    the candidate sees the draws one program would make)."""
+    out: str = ""
+    err: str = ""
+    """From the child: what the candidate's code printed to stdout and
+    stderr since its last message, for the test's own ``sys.stdout`` and
+    ``sys.stderr`` (a test that captures what the candidate prints)."""
 
 
 class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
@@ -340,6 +354,9 @@ class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
     ok: bool
     value: Any = None
     writeback: list[Any] = []
+    out: str = ""
+    err: str = ""
+    """See `Op`."""
 
 
 ChannelMessage = Loaded | LoadFailed | Op | Reply

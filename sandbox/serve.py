@@ -17,7 +17,9 @@ candidate that corrupts its own process only garbles its own answers).
 from __future__ import annotations
 
 import builtins
+import io
 import os
+import random
 import socket
 import struct
 import sys
@@ -80,6 +82,7 @@ _write = os.write
 _recv_soon = frames.recv_soon
 _socket = socket.socket
 _exit = os._exit
+_random_setstate = random.setstate
 _object_eq = object.__eq__
 _object_hash = object.__hash__
 _FunctionType = types.FunctionType
@@ -134,10 +137,21 @@ def _defined(scope: dict[str, object]) -> list[tuple[str, object]]:
         if _type(inner) is _FunctionType:
             if _getattr(inner.__code__, "co_filename", "") == "<candidate>":
                 out.append((name, value))
-        elif _isinstance(value, type) and _getattr(value, "__module__", "") == "builtins":
-            if _getattr(builtins, value.__name__, None) is not value:
-                out.append((name, value))
+        elif _isinstance(value, type) and _made_here(value):
+            out.append((name, value))
     return out
+
+
+def _made_here(cls: type) -> bool:
+    """Did the program make this class? Its class statements name the module
+    ``builtins`` (the program runs in globals with no ``__name__``); a
+    ``namedtuple`` call names ``__main__``. A class importable under its
+    name from that module is not the program's."""
+    module = _getattr(cls, "__module__", "")
+    if module not in ("builtins", "__main__"):
+        return False
+    home = sys.modules.get(module)
+    return _getattr(home, _str(_getattr(cls, "__name__", "")), None) is not cls
 
 
 class Proxy:
@@ -173,6 +187,33 @@ class Proxy:
 
     __str__ = __repr__
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._peer.ask(self._vid, "setattr", [name, value])
+
+    def __bool__(self) -> bool:
+        return self._peer.ask(self._vid, "bool") is True
+
+    def __hash__(self) -> int:
+        return self._peer.ask(self._vid, "hash")  # type: ignore[no-any-return]
+
+    def __contains__(self, item: object) -> bool:
+        return self._peer.ask(self._vid, "contains", item) is True
+
+
+def _proxy_operator(name: str, reflected: bool) -> Any:
+    def op(self: Proxy, other: object) -> Any:
+        return self._peer.ask(self._vid, "operator", [name, other, reflected])
+
+    return op
+
+
+for _op in ("eq", "ne", "lt", "le", "gt", "ge", *protocol.ARITHMETIC):
+    _setattr(Proxy, f"__{_op}__", _proxy_operator(_op, False))
+for _op in protocol.ARITHMETIC:
+    _setattr(Proxy, f"__r{_op}__", _proxy_operator(_op, True))
+for _op in ("neg", "pos", "abs"):
+    _setattr(Proxy, f"__{_op}__", lambda self, _op=_op: self._peer.ask(self._vid, _op))
+
 
 class _Peer:
     def __init__(self, fd: int) -> None:
@@ -183,6 +224,9 @@ class _Peer:
         self.objects: list[object] = []
         self.object_ids: dict[int, int] = {}
         self.proxies: dict[int, Proxy] = {}
+        budget = [OUTPUT_BUDGET]
+        self.out = _Output(budget)
+        self.err = _Output(budget)
 
     # --- frames ---------------------------------------------------------
 
@@ -229,7 +273,24 @@ class _Peer:
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
             self.objects.append(v)
-        return ["h", hid, _flags(v), _base(v), _name(v)]
+        tree: list[object] = ["h", hid, _flags(v), _base(v), _name(v)]
+        if _type(v) is not Proxy and _isinstance(v, type):
+            cls: type = v  # type: ignore[assignment]
+            if _issubclass(cls, _BaseException):
+                tree.append(self._exception_bases(cls))
+        return tree
+
+    def _exception_bases(self, cls: type) -> list[object]:
+        """The direct bases of an exception class of the program's: a
+        builtin's name, or a handle on a class of the program's."""
+        out: list[object] = []
+        for base in cls.__bases__[:8]:
+            name = _str(_getattr(base, "__name__", ""))
+            if _getattr(builtins, name, None) is base:
+                out.append(name)
+            elif _issubclass(base, _BaseException):
+                out.append(self.foreign(base))
+        return out
 
     def refer(self, t: list[Any]) -> object:
         if t[0] == "h":
@@ -248,7 +309,8 @@ class _Peer:
         codec = self.codec()
         payload = codec.encode(args)
         sent = _len(codec.memo)
-        self.send(protocol.Op(ref=ref, op=op, args=payload))
+        out, err = self.out.take(), self.err.take()
+        self.send(protocol.Op(ref=ref, op=op, args=payload, out=out, err=err))
         while True:
             msg = self.receive()
             if msg is None:
@@ -265,18 +327,30 @@ class _Peer:
             return value
 
     def serve(self, op: protocol.Op) -> protocol.Reply:
+        if op.rand is not None:
+            _set_random(op.rand)
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = self.out, self.err
+        try:
+            ok, value, writeback = self._serve(op)
+        finally:
+            sys.stdout, sys.stderr = saved
+        out, err = self.out.take(), self.err.take()
+        return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
+
+    def _serve(self, op: protocol.Op) -> tuple[bool, object, list[Any]]:
         codec = self.codec()
         try:
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
             value = self.perform(op, args)
             tree = codec.encode(value)
-            return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
+            return True, tree, codec.writeback(snaps)
         except _BaseException as exc:
             try:
-                return protocol.Reply(ok=False, value=_exception_tree(exc, self.codec()))
+                return False, _exception_tree(exc, self.codec()), []
             except _BaseException:
-                return protocol.Reply(ok=False, value=["e", "Exception", "", None, ["t", []]])
+                return False, ["e", "Exception", "", None, ["t", []]], []
 
     def perform(self, op: protocol.Op, args: Any) -> Any:
         name = op.op
@@ -321,6 +395,46 @@ class _Peer:
         if name == "state":
             return _state(target)
         raise TypeError(f"unknown operation {name!r}")
+
+
+OUTPUT_BUDGET = 1 << 20
+"""Characters of what the candidate prints while it serves requests that go
+to the test's ``sys.stdout``/``sys.stderr`` (the rest is dropped)."""
+
+
+class _Output(io.StringIO):
+    """The child's ``sys.stdout`` or ``sys.stderr`` while it serves a request:
+    kept for the next message to the verifier, within a budget both share."""
+
+    def __init__(self, budget: list[int]) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def write(self, text: str) -> int:
+        n = _len(text) if _type(text) is str else 0
+        if n and self.budget[0] > 0:
+            kept = text[: self.budget[0]]
+            self.budget[0] -= _len(kept)
+            super().write(kept)
+        elif not n:
+            return super().write(text)  # a non-str raises as a real stream's does
+        return n
+
+    def take(self) -> str:
+        text = self.getvalue()
+        if text:
+            self.seek(0)
+            self.truncate(0)
+        return text
+
+
+def _set_random(state: Any) -> None:
+    """Put ``random`` in the verifier's state (see `protocol.Op.rand`)."""
+    try:
+        version, internal, gauss = state
+        _random_setstate((version, tuple(internal), gauss))
+    except _BaseException:
+        pass
 
 
 def _flags(v: Any) -> int:
@@ -390,13 +504,40 @@ def _exception_tree(exc: BaseException, codec: wire.Codec) -> object:
         args = codec.encode(exc.args)
     except _BaseException:
         args = ["t", [_reason(exc)]]
+    extra = _exception_extra(exc, codec)
     if _getattr(builtins, t.__name__, None) is t:
-        return ["e", t.__name__, "", None, args]
+        return ["e", t.__name__, "", None, args, *extra]
     try:
         cls_tree = codec.encode(t)
     except _BaseException:
         return ["e", "Exception", "", None, args]
-    return ["e", _str(t.__name__)[:100], _base(t), cls_tree, args]
+    return ["e", _str(t.__name__)[:100], _base(t), cls_tree, args, *extra]
+
+
+def _exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
+    """``[attributes, text]``: the exception's own attributes (its
+    ``__dict__``, which a program's exception class fills in ``__init__``),
+    and ``str(exc)`` where its class (not a builtin) overrides ``__str__``."""
+    try:
+        found = _getattr(exc, "__dict__", None)
+        attrs = {
+            k: v
+            for k, v in (found.items() if _type(found) is dict else ())
+            if _type(k) is str and not k.startswith("__")
+        }
+        tree = codec.encode(attrs) if attrs else None
+    except _BaseException:
+        tree = None
+    text = None
+    try:
+        for c in _type(exc).__mro__:
+            if "__str__" in c.__dict__:
+                if _getattr(builtins, c.__name__, None) is not c:
+                    text = _str(exc)[:10_000]
+                break
+    except _BaseException:
+        text = None
+    return [tree, text]
 
 
 def _rebuild_exception(t: list[Any], peer: _Peer) -> BaseException:

@@ -11,7 +11,11 @@ instances of the test's own classes, and nothing else.
 from __future__ import annotations
 
 import builtins
+import operator
+import random
+import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +46,8 @@ except ImportError:  # loaded as a top-level module inside the verifier
 _READS = frozenset({"plain", "state"})
 """Requests that only read a value (with the builtin type's own methods)."""
 MAX_HANDLES = 100_000
+OUTPUT_BUDGET = 1 << 20
+"""Characters of the candidate's output a check passes on to the test."""
 MAX_NESTING = 200
 """Calls in flight between the two sides at once (a callback calling the
 candidate calling back...)."""
@@ -61,6 +67,12 @@ class Session:
         self.object_ids: dict[int, int] = {}
         self.standins: dict[int, type[BaseException]] = {}
         self.depth = 0
+        self.random_state: object = random.getstate()
+        self.seeds = _SEEDS[0]
+        self.output_budget = OUTPUT_BUDGET
+        """What the child's ``random`` was last set to, and the count of
+        seedings then (a test that seeds twice with one seed, around a call
+        that drew, sets the state it had before; see `_random`)."""
         self.epoch = 0
         """See `handles.Asker.epoch`."""
 
@@ -91,8 +103,8 @@ class Session:
             return self._handle(t)
         return self._exception(t)
 
-    def _handle(self, t: list[Any]) -> Any:
-        if len(t) != 5 or type(t[1]) is not int or type(t[2]) is not int:
+    def _handle(self, t: list[Any], depth: int = 0) -> Any:
+        if len(t) not in (5, 6) or type(t[1]) is not int or type(t[2]) is not int:
             raise wire.NotData("malformed handle")
         hid, flags, base, name = t[1], t[2], t[3], t[4]
         known = self.handles.get(hid)
@@ -103,7 +115,8 @@ class Session:
         if type(base) is not str or type(name) is not str:
             raise wire.NotData("malformed handle")
         if flags & EXC_CLASS:
-            made: Any = self._standin(hid, base, name)
+            bases = t[5] if len(t) == 6 and type(t[5]) is list else []
+            made: Any = self._standin(hid, base, name, bases, depth)
             self.handles[hid] = made
             return made
         made = self.handles[hid] = Handle(self, hid, flags, BASES.get(base), name[:200])
@@ -113,19 +126,61 @@ class Session:
             made._plain()
         return made
 
-    def _standin(self, hid: int, base: str, name: str) -> type[BaseException]:
-        """The verifier's class for an exception class of the candidate's."""
+    def _standin(
+        self, hid: int, base: str, name: str, bases: list[Any], depth: int
+    ) -> type[BaseException]:
+        """The verifier's class for an exception class of the candidate's:
+        derived from the stand-ins of its own bases (so ``except`` on a base
+        class of the program's matches), else from its nearest builtin base.
+        Its ``__str__`` gives the text the candidate's class gave, if any."""
         parent = getattr(builtins, base, None)
         if not (isinstance(parent, type) and issubclass(parent, Exception)):
             parent = Exception
+        parents: list[type] = []
+        for item in bases[:8] if depth < MAX_EXC_DEPTH else []:
+            made = None
+            if type(item) is str:
+                made = getattr(builtins, item, None)
+            elif type(item) is list and len(item) >= 2 and item[0] == "h":
+                made = self._handle(item, depth + 1)
+            if isinstance(made, type) and issubclass(made, Exception) and made not in parents:
+                parents.append(made)
         label = name if name.isidentifier() else "CandidateException"
-        cls = type(label[:100], (parent,), {"__module__": "candidate"})
+        body = {"__module__": "candidate", "__str__": _standin_str}
+        try:
+            cls = type(label[:100], tuple(parents) or (parent,), body)
+        except TypeError:  # bases no class can have at once
+            cls = type(label[:100], (parent,), body)
         self.standins[hid] = cls
         return cls
 
     def _exception(self, t: list[Any]) -> BaseException:
-        if len(t) != 5 or type(t[1]) is not str:
+        if len(t) not in (5, 7) or type(t[1]) is not str:
             raise wire.NotData("malformed exception")
+        exc = self._exception_made(t)
+        if len(t) == 7 and not isinstance(exc, CandidateError | CandidateExit):
+            self._exception_extra(exc, t[5], t[6])
+        return exc
+
+    def _exception_extra(self, exc: BaseException, attrs_tree: Any, text: Any) -> None:
+        """Give the rebuilt exception the candidate's attributes (values
+        under the usual rules) and, for a stand-in, the candidate's text."""
+        if attrs_tree is not None:
+            try:
+                attrs = self._codec().decode(attrs_tree)
+            except wire.NotData:
+                attrs = {}
+            if type(attrs) is dict:
+                for key, value in attrs.items():
+                    if type(key) is str and not key.startswith("__"):
+                        try:
+                            setattr(exc, key, value)
+                        except (AttributeError, TypeError):
+                            pass
+        if type(text) is str and type(exc) in self.standins.values():
+            _TEXTS[exc] = text[:10_000]
+
+    def _exception_made(self, t: list[Any]) -> BaseException:
         type_name, cls_tree, args_tree = t[1][:100], t[3], t[4]
         try:
             args = self._codec().decode(args_tree)
@@ -168,7 +223,7 @@ class Session:
         except wire.NotData as exc:
             raise CheckSetupError(f"the test passed a value that cannot be sent: {exc}") from None
         sent = len(codec.memo)
-        reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload))
+        reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload, rand=self._random()))
         try:
             value = codec.decode(reply.value)
             if type(reply.writeback) is not list:
@@ -189,6 +244,29 @@ class Session:
             raise CandidateError("the candidate's process sent a malformed exception")
         return value
 
+    def _random(self) -> object:
+        """The state of ``random`` for the child, if the test changed it
+        since it was last sent (only this way: the child's draws never
+        reach the test's ``random``)."""
+        state = random.getstate()
+        if state == self.random_state and _SEEDS[0] == self.seeds:
+            return None
+        self.random_state, self.seeds = state, _SEEDS[0]
+        version, internal, gauss = state
+        return [version, list(internal), gauss]
+
+    def _emit(self, out: object, err: object) -> None:
+        """What the candidate printed, to the test's current streams, up to
+        `OUTPUT_BUDGET` characters a check (the child keeps to it too)."""
+        for text, stream in ((out, sys.stdout), (err, sys.stderr)):
+            if type(text) is str and text and self.output_budget > 0:
+                kept = text[: self.output_budget]
+                self.output_budget -= len(kept)
+                try:
+                    stream.write(kept)
+                except Exception:
+                    pass
+
     def _exchange(self, op: protocol.Op) -> protocol.Reply:
         if self.depth >= MAX_NESTING:
             raise CandidateError("calls between the test and the candidate nest too deeply")
@@ -197,6 +275,8 @@ class Session:
             self.chan.send(op)
             while True:
                 msg = self.chan.receive()
+                if type(msg) is protocol.Reply or type(msg) is protocol.Op:
+                    self._emit(msg.out, msg.err)
                 if type(msg) is protocol.Reply:
                     return msg
                 if type(msg) is protocol.Op:
@@ -235,6 +315,27 @@ class Session:
             return _UNARY[op](target)
         if op == "getitem":
             return target[args]
+        if op == "contains":
+            return args in target
+        if op == "operator":
+            if type(args) is not list or len(args) != 3 or args[0] not in _OPERATORS:
+                raise TypeError("malformed operator")
+            fn = getattr(operator, _OPERATORS[args[0]])
+            return fn(args[1], target) if args[2] is True else fn(target, args[1])
+        if op == "setattr":
+            if type(args) is not list or len(args) != 2 or type(args[0]) is not str:
+                raise TypeError("malformed setattr")
+            name = args[0]
+            if (
+                name.startswith("_")
+                or not self._owned(target)
+                or isinstance(target, type)
+                or hasattr(type(target), name)  # a method, property or class constant
+                or callable(getattr(target, name, None))
+            ):
+                raise AttributeError(f"the test's object has no writable attribute {name!r}")
+            setattr(target, args[0], args[1])
+            return None
         raise TypeError(f"operation {op!r} is not available on the test's objects")
 
     def _owned(self, target: Any) -> bool:
@@ -255,13 +356,60 @@ class Session:
         return ["e", name, "", None, args]
 
 
+MAX_EXC_DEPTH = 20
+"""Levels of exception classes of the program's rebuilt as stand-ins."""
+_TEXTS: weakref.WeakKeyDictionary[BaseException, str] = weakref.WeakKeyDictionary()
+"""``str()`` of rebuilt exceptions whose candidate class overrides ``__str__``."""
+
+
+_SEEDS = [0]
+"""How many times the verifier's ``random`` was seeded or set (see `watch_random`)."""
+
+
+def seedings() -> int:
+    """How many times the test seeded or set ``random`` so far."""
+    return _SEEDS[0]
+
+
+def watch_random() -> None:
+    """Count the test's ``random.seed`` and ``random.setstate`` calls (the
+    verifier's module, wrapped once at start)."""
+    for name in ("seed", "setstate"):
+        original = getattr(random, name)
+
+        def counted(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            _SEEDS[0] += 1
+            return _original(*args, **kwargs)
+
+        counted.__name__ = counted.__qualname__ = name
+        counted.__doc__ = original.__doc__
+        setattr(random, name, counted)
+
+
+def _standin_str(self: BaseException) -> str:
+    text = _TEXTS.get(self)
+    if text is not None:
+        return text
+    base = next(c for c in type(self).__mro__ if getattr(builtins, c.__name__, None) is c)
+    return str(base.__str__(self))
+
+
 _UNARY: dict[str, Callable[[Any], Any]] = {
     "iter": iter,
     "next": next,
     "len": len,
     "str": str,
     "repr": repr,
+    "bool": bool,
+    "hash": hash,
+    "neg": operator.neg,
+    "pos": operator.pos,
+    "abs": abs,
 }
+_OPERATORS = {name: name for name in ("eq", "ne", "lt", "le", "gt", "ge", *protocol.ARITHMETIC)}
+"""What the child may ask of the test's objects beyond reading them: the
+test's own code answers (comparisons, hashing and arithmetic on the test's
+objects, used by the candidate's code for its own answer)."""
 
 
 def _describe(type_name: str, args: tuple[Any, ...]) -> str:

@@ -149,6 +149,7 @@ class Verifier:
         self.hello = hello
         self.out_fd = out_fd
         self.link = socket.socket(fileno=hello.link_fd)
+        session.watch_random()
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
         self.cache: OrderedDict[tuple[str, str, str], Compiled | TestBroken] = OrderedDict()
@@ -266,11 +267,7 @@ class Verifier:
             return result("error", f"the test's setup failed: {_reason(exc)}")
         ours = {k for k, v in scope.items() if k not in before or before[k] is not v}
         prelude = {k: v for k, v in before.items() if k not in ours}
-        twins = {
-            v.__qualname__: v
-            for v in prelude.values()
-            if isinstance(v, type) and v.__module__ == TEST_MODULE
-        }
+        twins = _twins(code.prelude, prelude)
         talk = session.Session(chan, TEST_MODULE, twins)
         try:
             first = chan.receive()
@@ -286,6 +283,7 @@ class Verifier:
         except Exception as exc:
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         random.setstate(self.random_state)
+        talk.random_state, talk.seeds = random.getstate(), session.seedings()
         return self._drive(code.driver, scope, result, cpu_s)
 
     def _bind(
@@ -355,6 +353,30 @@ class Verifier:
             _armed = False
             signal.setitimer(signal.ITIMER_PROF, 0)
         return result("passed")
+
+
+def _twins(prelude_code: CodeType | None, prelude: dict[str, Any]) -> dict[str, type]:
+    """The prelude's own classes by name, for comparing instances of the
+    candidate's classes of those names. Taken from a run of the prelude of
+    their own: the test's scope rebinds the prelude's names to the
+    candidate's definitions, and a method that names its own class (``isinstance(o,
+    P)`` in ``__eq__``) must find the prelude's class, as in one program."""
+    names = {k for k, v in prelude.items() if isinstance(v, type) and v.__module__ == TEST_MODULE}
+    if not names or prelude_code is None:
+        return {}
+    private: dict[str, Any] = {"__name__": TEST_MODULE, "__builtins__": builtins, WITHIN: within}
+    state = random.getstate()
+    try:
+        exec(prelude_code, private)
+    except Exception:
+        private = prelude
+    finally:
+        random.setstate(state)
+    return {
+        v.__qualname__: v
+        for k, v in private.items()
+        if k in names and isinstance(v, type) and v.__module__ == TEST_MODULE
+    }
 
 
 _UNSET = object()

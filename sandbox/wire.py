@@ -32,6 +32,7 @@ Imports only the standard library (numpy lazily, when a tree names it).
 from __future__ import annotations
 
 import collections
+import datetime
 import decimal
 import fractions
 import sys
@@ -156,12 +157,25 @@ class Codec:
             return ["x", "Decimal", str(v)]
         if t is _Fraction:
             return ["x", "Fraction", self.encode(v.numerator), self.encode(v.denominator)]  # type: ignore[attr-defined]
+        if t in _TIMES:
+            tree = _time_tree(v, t, self, depth)
+            if tree is not None:
+                return tree
+        if t in _VIEWS:
+            return self._view(v, t, depth)
         np = _numpy_of(t)
         if np is not None:
             tree = _numpy_tree(np, v, t, self, depth)
             if tree is not None:
                 return tree
         return self.foreign(v)
+
+    def _view(self, v: Any, t: type, depth: int) -> object:
+        kind = _VIEWS[t]
+        if kind == "items":
+            items = [[self.encode(k, depth + 1), self.encode(x, depth + 1)] for k, x in v]
+            return ["x", kind, items]
+        return ["x", kind, [self.encode(x, depth + 1) for x in v]]
 
     def contents(self, v: Any, depth: int) -> object:
         """The full node of a numbered container (its current contents)."""
@@ -277,6 +291,14 @@ class Codec:
             return self._fill(self._numbered(made), t[3], depth)
         if kind in ("np", "nd"):
             return _numpy_value(t, self, depth)
+        if kind in _TIME_FIELDS:
+            return _time_value(t)
+        if kind in ("keys", "values", "items") and _len(t) == 3 and _type(t[2]) is list:
+            if kind == "values":
+                return {i: self.decode(x, depth + 1) for i, x in enumerate(t[2])}.values()
+            if kind == "keys":
+                return dict.fromkeys(check_hashes([self.decode(x, depth + 1) for x in t[2]])).keys()
+            return self._fill({}, t[2], depth).items()
         raise NotData("malformed standard value")
 
     def _numbered(self, container: Any) -> Any:
@@ -346,6 +368,73 @@ def _number(x: Any) -> float:
     if _type(x) is float or _type(x) is int:
         return float(x)
     raise NotData("malformed complex")
+
+
+_TIMES = (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone)
+_VIEWS: dict[type, str] = {
+    _type({}.keys()): "keys",
+    _type({}.values()): "values",
+    _type({}.items()): "items",
+}
+"""A dict's views: rebuilt as views of a fresh dict (equality as the view
+type's own: set-like for keys and items, identity for values)."""
+
+
+def _time_tree(v: Any, t: type, codec: Codec, depth: int) -> object | None:
+    """A datetime value as plain numbers (its tzinfo a fixed-offset
+    ``timezone`` or none; any other tzinfo stays an object of its side's)."""
+    if t is datetime.timedelta:
+        return ["x", "timedelta", v.days, v.seconds, v.microseconds]
+    if t is datetime.timezone:
+        args = v.__getinitargs__()
+        name = args[1] if _len(args) > 1 else None
+        return ["x", "timezone", _time_tree(args[0], datetime.timedelta, codec, depth), name]
+    if t is datetime.date:
+        return ["x", "date", v.year, v.month, v.day]
+    tz = v.tzinfo
+    if tz is not None and _type(tz) is not datetime.timezone:
+        return None
+    zone = None if tz is None else _time_tree(tz, datetime.timezone, codec, depth)
+    clock = [v.hour, v.minute, v.second, v.microsecond, zone, v.fold]
+    if t is datetime.time:
+        return ["x", "time", *clock]
+    return ["x", "datetime", v.year, v.month, v.day, *clock]
+
+
+_TIME_FIELDS = {"timedelta": 3, "timezone": 2, "date": 3, "time": 6, "datetime": 9}
+
+
+def _time_value(t: Any, want: str | None = None) -> Any:
+    """A datetime value from its tree (a timezone's offset a timedelta, a
+    clock's zone a timezone or none): built by the type's own constructor."""
+    if _type(t) is not list or _len(t) < 2 or t[0] != "x" or _type(t[1]) is not str:
+        raise NotData("malformed datetime value")
+    kind, fields = t[1], t[2:]
+    if _TIME_FIELDS.get(kind) != _len(fields) or (want is not None and kind != want):
+        raise NotData(f"malformed {kind}")
+    try:
+        if kind == "timezone":
+            offset, name = _time_value(fields[0], "timedelta"), fields[1]
+            if name is None:
+                return datetime.timezone(offset)
+            if _type(name) is not str:
+                raise NotData("malformed timezone")
+            return datetime.timezone(offset, name)
+        if kind in ("time", "datetime"):
+            numbers, zone, fold = fields[:-2], fields[-2], fields[-1]
+            tz = None if zone is None else _time_value(zone, "timezone")
+            if not all(_type(x) is int for x in [*numbers, fold]):
+                raise NotData(f"malformed {kind}")
+            if kind == "time":
+                return datetime.time(*numbers, tzinfo=tz, fold=fold)  # type: ignore[misc]
+            return datetime.datetime(*numbers, tzinfo=tz, fold=fold)  # type: ignore[misc]
+        if not all(_type(x) is int for x in fields):
+            raise NotData(f"malformed {kind}")
+        if kind == "date":
+            return datetime.date(*fields)
+        return datetime.timedelta(days=fields[0], seconds=fields[1], microseconds=fields[2])
+    except (ValueError, TypeError, OverflowError):
+        raise NotData(f"malformed {kind}") from None
 
 
 def _numpy_of(t: type) -> Any:
