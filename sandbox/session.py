@@ -67,8 +67,9 @@ class Session:
         self.object_ids: dict[int, int] = {}
         self.standins: dict[int, type[BaseException]] = {}
         self.depth = 0
-        self.random_state: object = random.getstate()
+        self.random_state: object = None
         self.seeds = _SEEDS[0]
+        self.uses = _USES[0]
         self.output_budget = OUTPUT_BUDGET
         """What the child's ``random`` was last set to, and the count of
         seedings then (a test that seeds twice with one seed, around a call
@@ -247,7 +248,11 @@ class Session:
     def _random(self) -> object:
         """The state of ``random`` for the child, if the test changed it
         since it was last sent (only this way: the child's draws never
-        reach the test's ``random``)."""
+        reach the test's ``random``). Read only after the test used the
+        module: a state is 625 numbers, and most calls come with none."""
+        if _USES[0] == self.uses:
+            return None
+        self.uses = _USES[0]
         state = random.getstate()
         if state == self.random_state and _SEEDS[0] == self.seeds:
             return None
@@ -364,21 +369,29 @@ _TEXTS: weakref.WeakKeyDictionary[BaseException, str] = weakref.WeakKeyDictionar
 
 _SEEDS = [0]
 """How many times the verifier's ``random`` was seeded or set (see `watch_random`)."""
+_USES = [0]
+"""How many times the verifier's ``random`` was used (a draw, a seeding)."""
 
 
-def seedings() -> int:
-    """How many times the test seeded or set ``random`` so far."""
-    return _SEEDS[0]
+def seedings() -> tuple[int, int]:
+    """How many times the test seeded or set ``random``, and used it, so far."""
+    return _SEEDS[0], _USES[0]
 
 
 def watch_random() -> None:
-    """Count the test's ``random.seed`` and ``random.setstate`` calls (the
-    verifier's module, wrapped once at start)."""
-    for name in ("seed", "setstate"):
+    """Count the test's uses of the module's functions, and of them the
+    seedings (the verifier's module, wrapped once at start)."""
+    for name in random.__all__:
         original = getattr(random, name)
+        if name == "getstate" or getattr(original, "__self__", None) is not random._inst:  # type: ignore[attr-defined]
+            continue
+        seeds = name in ("seed", "setstate")
 
-        def counted(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
-            _SEEDS[0] += 1
+        def counted(
+            *args: Any, _original: Any = original, _seeds: bool = seeds, **kwargs: Any
+        ) -> Any:
+            _USES[0] += 1
+            _SEEDS[0] += _seeds
             return _original(*args, **kwargs)
 
         counted.__name__ = counted.__qualname__ = name

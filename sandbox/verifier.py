@@ -283,7 +283,8 @@ class Verifier:
         except Exception as exc:
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         random.setstate(self.random_state)
-        talk.random_state, talk.seeds = random.getstate(), session.seedings()
+        talk.random_state = random.getstate()
+        talk.seeds, talk.uses = session.seedings()
         return self._drive(code.driver, scope, result, cpu_s)
 
     def _bind(
