@@ -29,38 +29,14 @@ from typing import Any, NoReturn
 import msgspec
 
 try:
-    from . import frames, protocol, wire
+    from . import described, frames, protocol, wire
 except ImportError:  # loaded as a top-level module inside the template
+    import described  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
 
-CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, IS_CLASS = (
-    1,
-    2,
-    4,
-    8,
-    16,
-    32,
-    64,
-    128,
-)
-"""The handle flags of `handles` (kept in step by a test)."""
 LEN = struct.Struct("<I")
-_BUILTIN_BASES = (
-    bool,
-    int,
-    float,
-    complex,
-    str,
-    bytes,
-    bytearray,
-    tuple,
-    list,
-    dict,
-    set,
-    frozenset,
-)
 _type = type
 _id = id
 _len = len
@@ -99,13 +75,13 @@ def run(program: str, channel: int) -> NoReturn:
     try:
         code = _compile(program, "<candidate>", "exec")
     except _BaseException as exc:
-        peer.send(protocol.LoadFailed(status="error", reason=_reason(exc)))
+        peer.send(protocol.LoadFailed(status="error", reason=described.reason(exc)))
         _done()
     try:
         _exec(code, scope)
     except _BaseException as exc:
         flush()
-        peer.send(protocol.LoadFailed(status="failed", reason=_reason(exc)))
+        peer.send(protocol.LoadFailed(status="failed", reason=described.reason(exc)))
         _done()
     peer.scope = scope
     try:
@@ -273,7 +249,7 @@ class _Peer:
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
             self.objects.append(v)
-        tree: list[object] = ["h", hid, _flags(v), _base(v), _name(v)]
+        tree: list[object] = ["h", hid, described.flags(v), described.base(v), described.name(v)]
         if _type(v) is not Proxy and _isinstance(v, type):
             cls: type = v  # type: ignore[assignment]
             if _issubclass(cls, _BaseException):
@@ -348,7 +324,7 @@ class _Peer:
             return True, tree, codec.writeback(snaps)
         except _BaseException as exc:
             try:
-                return False, _exception_tree(exc, self.codec()), []
+                return False, described.exception_tree(exc, self.codec()), []
             except _BaseException:
                 return False, ["e", "Exception", "", None, ["t", []]], []
 
@@ -391,9 +367,9 @@ class _Peer:
         if name == "isinstance":
             return _isinstance(args, target)  # type: ignore[arg-type]
         if name == "plain":
-            return _as_base(target)
+            return described.as_base(target)
         if name == "state":
-            return _state(target)
+            return described.state(target)
         raise TypeError(f"unknown operation {name!r}")
 
 
@@ -437,109 +413,6 @@ def _set_random(state: Any) -> None:
         pass
 
 
-def _flags(v: Any) -> int:
-    t = _type(v)
-    flags = 0
-    if _callable(v):
-        flags |= CALLABLE
-    if _hasattr(t, "__next__"):
-        flags |= ITERATOR
-    if _hasattr(t, "__iter__"):
-        flags |= ITERABLE
-    if _getattr(t, "__eq__", None) is _object_eq:
-        flags |= DEFAULT_EQ
-    if _getattr(t, "__hash__", None) is _object_hash:
-        flags |= DEFAULT_HASH
-    if not _hasattr(t, "__bool__") and not _hasattr(t, "__len__"):
-        flags |= ALWAYS_TRUE
-    if _isinstance(v, type):
-        flags |= IS_CLASS | DEFAULT_EQ | DEFAULT_HASH | ALWAYS_TRUE
-        if _issubclass(v, _BaseException):
-            flags |= EXC_CLASS
-    return flags
-
-
-def _base(v: Any) -> str:
-    if _isinstance(v, type):
-        if _issubclass(v, _BaseException):
-            for c in v.__mro__:
-                name = _str(c.__name__)
-                if _getattr(builtins, name, None) is c:
-                    return name
-        return ""
-    for b in _BUILTIN_BASES:
-        if _isinstance(v, b):
-            return b.__name__
-    return ""
-
-
-def _name(v: object) -> str:
-    t = v if _isinstance(v, type) else _type(v)
-    return _str(_getattr(t, "__qualname__", "object"))[:200]
-
-
-def _as_base(v: object) -> object:
-    for base, read in wire.AS_BASE:
-        if _isinstance(v, base):
-            return read(v)
-    raise TypeError("not a builtin value")
-
-
-def _state(v: object) -> dict[str, object]:
-    """An instance's attributes (its ``__dict__``, or its slots)."""
-    found = _getattr(v, "__dict__", None)
-    if _type(found) is dict:
-        return dict(found)
-    out: dict[str, object] = {}
-    for cls in _type(v).__mro__:
-        for slot in _getattr(cls, "__slots__", ()):
-            if _hasattr(v, slot):
-                out[slot] = _getattr(v, slot)
-    return out
-
-
-def _exception_tree(exc: BaseException, codec: wire.Codec) -> object:
-    t = _type(exc)
-    try:
-        args = codec.encode(exc.args)
-    except _BaseException:
-        args = ["t", [_reason(exc)]]
-    extra = _exception_extra(exc, codec)
-    if _getattr(builtins, t.__name__, None) is t:
-        return ["e", t.__name__, "", None, args, *extra]
-    try:
-        cls_tree = codec.encode(t)
-    except _BaseException:
-        return ["e", "Exception", "", None, args]
-    return ["e", _str(t.__name__)[:100], _base(t), cls_tree, args, *extra]
-
-
-def _exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
-    """``[attributes, text]``: the exception's own attributes (its
-    ``__dict__``, which a program's exception class fills in ``__init__``),
-    and ``str(exc)`` where its class (not a builtin) overrides ``__str__``."""
-    try:
-        found = _getattr(exc, "__dict__", None)
-        attrs = {
-            k: v
-            for k, v in (found.items() if _type(found) is dict else ())
-            if _type(k) is str and not k.startswith("__")
-        }
-        tree = codec.encode(attrs) if attrs else None
-    except _BaseException:
-        tree = None
-    text = None
-    try:
-        for c in _type(exc).__mro__:
-            if "__str__" in c.__dict__:
-                if _getattr(builtins, c.__name__, None) is not c:
-                    text = _str(exc)[:10_000]
-                break
-    except _BaseException:
-        text = None
-    return [tree, text]
-
-
 def _rebuild_exception(t: list[Any], peer: _Peer) -> BaseException:
     """An exception the test's code raised, as the candidate sees it."""
     cls: Any = _getattr(builtins, t[1], None)
@@ -550,14 +423,6 @@ def _rebuild_exception(t: list[Any], peer: _Peer) -> BaseException:
         return cls(*args)  # type: ignore[no-any-return]
     except _BaseException:
         return _Exception(*args)
-
-
-def _reason(exc: BaseException) -> str:
-    try:
-        text = f"{_type(exc).__name__}: {_str(exc)}"
-    except _BaseException:
-        text = "exception"
-    return text[:500]
 
 
 def flush() -> None:

@@ -32,19 +32,22 @@ Imports only the standard library (numpy lazily, when a tree names it).
 from __future__ import annotations
 
 import collections
-import datetime
 import decimal
 import fractions
-import sys
 from collections.abc import Callable
 from typing import Any
 
-MAX_DEPTH = 100
-MAX_NODES = 1_000_000
-MAX_INT_BITS = 1 << 20
-MAX_SAME_HASH = 64
-NUMPY_KINDS = "biufcUS"
-"""numpy dtype kinds rebuilt as values (bool, ints, floats, complex, text)."""
+try:
+    from . import stdvalues
+except ImportError:  # loaded as a top-level module inside the sandbox
+    import stdvalues  # type: ignore[no-redef,import-not-found]
+
+MAX_DEPTH = stdvalues.MAX_DEPTH
+MAX_INT_BITS = stdvalues.MAX_INT_BITS
+MAX_NODES = stdvalues.MAX_NODES
+MAX_SAME_HASH = stdvalues.MAX_SAME_HASH
+NotData = stdvalues.NotData
+
 
 _type = type
 _len = len
@@ -90,10 +93,6 @@ AS_BASE: tuple[tuple[type, Any], ...] = (
 """The builtin value of a subclass of a builtin type, read with the builtin
 type's own methods (whatever the subclass overrides stays out of it)."""
 """Containers that get a number in an exchange (and can be written back)."""
-
-
-class NotData(Exception):
-    """A tree that does not describe a value (malformed, too large, refused)."""
 
 
 def _int_bytes(v: int) -> bytes:
@@ -157,15 +156,15 @@ class Codec:
             return ["x", "Decimal", str(v)]
         if t is _Fraction:
             return ["x", "Fraction", self.encode(v.numerator), self.encode(v.denominator)]  # type: ignore[attr-defined]
-        if t in _TIMES:
-            tree = _time_tree(v, t, self, depth)
+        if t in stdvalues.TIMES:
+            tree = stdvalues.time_tree(v, t, self, depth)
             if tree is not None:
                 return tree
         if t in _VIEWS:
             return self._view(v, t, depth)
-        np = _numpy_of(t)
+        np = stdvalues.numpy_of(t)
         if np is not None:
-            tree = _numpy_tree(np, v, t, self, depth)
+            tree = stdvalues.numpy_tree(np, v, t, self, depth)
             if tree is not None:
                 return tree
         return self.foreign(v)
@@ -290,9 +289,9 @@ class Codec:
             made = _defaultdict(None if factory is None else _FACTORIES[factory])
             return self._fill(self._numbered(made), t[3], depth)
         if kind in ("np", "nd"):
-            return _numpy_value(t, self, depth)
-        if kind in _TIME_FIELDS:
-            return _time_value(t)
+            return stdvalues.numpy_value(t, self, depth)
+        if kind in stdvalues.TIME_FIELDS:
+            return stdvalues.time_value(t)
         if kind in ("keys", "values", "items") and _len(t) == 3 and _type(t[2]) is list:
             if kind == "values":
                 return {i: self.decode(x, depth + 1) for i, x in enumerate(t[2])}.values()
@@ -370,7 +369,6 @@ def _number(x: Any) -> float:
     raise NotData("malformed complex")
 
 
-_TIMES = (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone)
 _VIEWS: dict[type, str] = {
     _type({}.keys()): "keys",
     _type({}.values()): "values",
@@ -378,106 +376,6 @@ _VIEWS: dict[type, str] = {
 }
 """A dict's views: rebuilt as views of a fresh dict (equality as the view
 type's own: set-like for keys and items, identity for values)."""
-
-
-def _time_tree(v: Any, t: type, codec: Codec, depth: int) -> object | None:
-    """A datetime value as plain numbers (its tzinfo a fixed-offset
-    ``timezone`` or none; any other tzinfo stays an object of its side's)."""
-    if t is datetime.timedelta:
-        return ["x", "timedelta", v.days, v.seconds, v.microseconds]
-    if t is datetime.timezone:
-        args = v.__getinitargs__()
-        name = args[1] if _len(args) > 1 else None
-        return ["x", "timezone", _time_tree(args[0], datetime.timedelta, codec, depth), name]
-    if t is datetime.date:
-        return ["x", "date", v.year, v.month, v.day]
-    tz = v.tzinfo
-    if tz is not None and _type(tz) is not datetime.timezone:
-        return None
-    zone = None if tz is None else _time_tree(tz, datetime.timezone, codec, depth)
-    clock = [v.hour, v.minute, v.second, v.microsecond, zone, v.fold]
-    if t is datetime.time:
-        return ["x", "time", *clock]
-    return ["x", "datetime", v.year, v.month, v.day, *clock]
-
-
-_TIME_FIELDS = {"timedelta": 3, "timezone": 2, "date": 3, "time": 6, "datetime": 9}
-
-
-def _time_value(t: Any, want: str | None = None) -> Any:
-    """A datetime value from its tree (a timezone's offset a timedelta, a
-    clock's zone a timezone or none): built by the type's own constructor."""
-    if _type(t) is not list or _len(t) < 2 or t[0] != "x" or _type(t[1]) is not str:
-        raise NotData("malformed datetime value")
-    kind, fields = t[1], t[2:]
-    if _TIME_FIELDS.get(kind) != _len(fields) or (want is not None and kind != want):
-        raise NotData(f"malformed {kind}")
-    try:
-        if kind == "timezone":
-            offset, name = _time_value(fields[0], "timedelta"), fields[1]
-            if name is None:
-                return datetime.timezone(offset)
-            if _type(name) is not str:
-                raise NotData("malformed timezone")
-            return datetime.timezone(offset, name)
-        if kind in ("time", "datetime"):
-            numbers, zone, fold = fields[:-2], fields[-2], fields[-1]
-            tz = None if zone is None else _time_value(zone, "timezone")
-            if not all(_type(x) is int for x in [*numbers, fold]):
-                raise NotData(f"malformed {kind}")
-            if kind == "time":
-                return datetime.time(*numbers, tzinfo=tz, fold=fold)  # type: ignore[misc]
-            return datetime.datetime(*numbers, tzinfo=tz, fold=fold)  # type: ignore[misc]
-        if not all(_type(x) is int for x in fields):
-            raise NotData(f"malformed {kind}")
-        if kind == "date":
-            return datetime.date(*fields)
-        return datetime.timedelta(days=fields[0], seconds=fields[1], microseconds=fields[2])
-    except (ValueError, TypeError, OverflowError):
-        raise NotData(f"malformed {kind}") from None
-
-
-def _numpy_of(t: type) -> Any:
-    """numpy, when ``t`` is one of its types and it is already imported."""
-    if getattr(t, "__module__", None) != "numpy":
-        return None
-    return sys.modules.get("numpy")
-
-
-def _numpy_tree(np: Any, v: Any, t: type, codec: Codec, depth: int) -> object | None:
-    if t is np.ndarray:
-        if v.dtype.kind not in NUMPY_KINDS or v.size > MAX_NODES:
-            return None
-        flat = [codec.encode(x, depth + 1) for x in v.ravel().tolist()]
-        return ["x", "nd", v.dtype.str, [int(n) for n in v.shape], flat]
-    if _isinstance(v, np.generic) and v.dtype.kind in NUMPY_KINDS:
-        return ["x", "np", v.dtype.str, codec.encode(v.item(), depth + 1)]
-    return None
-
-
-def _numpy_value(t: list[Any], codec: Codec, depth: int) -> Any:
-    import numpy as np  # only when the other side sent a numpy value
-
-    if _type(t[2]) is not str or _len(t[2]) > 16:
-        raise NotData("malformed numpy dtype")
-    try:
-        dtype = np.dtype(t[2])
-    except TypeError:
-        raise NotData("malformed numpy dtype") from None
-    if dtype.kind not in NUMPY_KINDS:
-        raise NotData("numpy dtype not rebuilt")
-    if t[1] == "np" and _len(t) == 4:
-        return dtype.type(codec.decode(t[3], depth + 1))
-    if t[1] == "nd" and _len(t) == 5 and _type(t[3]) is list and _type(t[4]) is list:
-        shape = t[3]
-        if not all(_type(n) is int and n >= 0 for n in shape) or _len(shape) > 32:
-            raise NotData("malformed numpy shape")
-        flat = [codec.decode(x, depth + 1) for x in t[4]]
-        try:
-            return np.array(flat, dtype=dtype).reshape(shape)
-        except (ValueError, TypeError, OverflowError):
-            raise NotData("malformed numpy array") from None
-    raise NotData("malformed numpy value")
 
 
 def snapshot(memo: list[Any]) -> list[object]:

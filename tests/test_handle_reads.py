@@ -16,8 +16,8 @@ PATCH = """
 import sys
 def _patch(fn):
     for m in list(sys.modules.values()):
-        if hasattr(m, "_as_base") and hasattr(m, "_Peer"):
-            m._as_base = fn
+        if hasattr(m, "as_base") and hasattr(m, "exception_tree"):
+            m.as_base = fn
 """
 
 VARYING_ROOT = (

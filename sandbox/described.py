@@ -1,0 +1,164 @@
+"""How a strict job's child describes its own objects to the verifier: a
+handle's flags, builtin base and name, an instance's attributes, a
+builtin subclass's value, an exception as a tree.
+
+Runs in the candidate's child; like `serve`, it binds the builtins it uses
+at import, before any candidate code runs.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+try:
+    from . import wire
+except ImportError:  # loaded as a top-level module inside the template
+    import wire  # type: ignore[no-redef,import-not-found]
+
+CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, IS_CLASS = (
+    1,
+    2,
+    4,
+    8,
+    16,
+    32,
+    64,
+    128,
+)
+"""The handle flags of `handles` (kept in step by a test)."""
+_BUILTIN_BASES = (
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    bytearray,
+    tuple,
+    list,
+    dict,
+    set,
+    frozenset,
+)
+_type = type
+_str = str
+_getattr = getattr
+_hasattr = hasattr
+_isinstance = isinstance
+_issubclass = issubclass
+_callable = callable
+_object_eq = object.__eq__
+_object_hash = object.__hash__
+_BaseException = BaseException
+
+
+def flags(v: Any) -> int:
+    t = _type(v)
+    flags = 0
+    if _callable(v):
+        flags |= CALLABLE
+    if _hasattr(t, "__next__"):
+        flags |= ITERATOR
+    if _hasattr(t, "__iter__"):
+        flags |= ITERABLE
+    if _getattr(t, "__eq__", None) is _object_eq:
+        flags |= DEFAULT_EQ
+    if _getattr(t, "__hash__", None) is _object_hash:
+        flags |= DEFAULT_HASH
+    if not _hasattr(t, "__bool__") and not _hasattr(t, "__len__"):
+        flags |= ALWAYS_TRUE
+    if _isinstance(v, type):
+        flags |= IS_CLASS | DEFAULT_EQ | DEFAULT_HASH | ALWAYS_TRUE
+        if _issubclass(v, _BaseException):
+            flags |= EXC_CLASS
+    return flags
+
+
+def base(v: Any) -> str:
+    if _isinstance(v, type):
+        if _issubclass(v, _BaseException):
+            for c in v.__mro__:
+                name = _str(c.__name__)
+                if _getattr(builtins, name, None) is c:
+                    return name
+        return ""
+    for b in _BUILTIN_BASES:
+        if _isinstance(v, b):
+            return b.__name__
+    return ""
+
+
+def name(v: object) -> str:
+    t = v if _isinstance(v, type) else _type(v)
+    return _str(_getattr(t, "__qualname__", "object"))[:200]
+
+
+def as_base(v: object) -> object:
+    for base, read in wire.AS_BASE:
+        if _isinstance(v, base):
+            return read(v)
+    raise TypeError("not a builtin value")
+
+
+def state(v: object) -> dict[str, object]:
+    """An instance's attributes (its ``__dict__``, or its slots)."""
+    found = _getattr(v, "__dict__", None)
+    if _type(found) is dict:
+        return dict(found)
+    out: dict[str, object] = {}
+    for cls in _type(v).__mro__:
+        for slot in _getattr(cls, "__slots__", ()):
+            if _hasattr(v, slot):
+                out[slot] = _getattr(v, slot)
+    return out
+
+
+def exception_tree(exc: BaseException, codec: wire.Codec) -> object:
+    t = _type(exc)
+    try:
+        args = codec.encode(exc.args)
+    except _BaseException:
+        args = ["t", [reason(exc)]]
+    extra = exception_extra(exc, codec)
+    if _getattr(builtins, t.__name__, None) is t:
+        return ["e", t.__name__, "", None, args, *extra]
+    try:
+        cls_tree = codec.encode(t)
+    except _BaseException:
+        return ["e", "Exception", "", None, args]
+    return ["e", _str(t.__name__)[:100], base(t), cls_tree, args, *extra]
+
+
+def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
+    """``[attributes, text]``: the exception's own attributes (its
+    ``__dict__``, which a program's exception class fills in ``__init__``),
+    and ``str(exc)`` where its class (not a builtin) overrides ``__str__``."""
+    try:
+        found = _getattr(exc, "__dict__", None)
+        attrs = {
+            k: v
+            for k, v in (found.items() if _type(found) is dict else ())
+            if _type(k) is str and not k.startswith("__")
+        }
+        tree = codec.encode(attrs) if attrs else None
+    except _BaseException:
+        tree = None
+    text = None
+    try:
+        for c in _type(exc).__mro__:
+            if "__str__" in c.__dict__:
+                if _getattr(builtins, c.__name__, None) is not c:
+                    text = _str(exc)[:10_000]
+                break
+    except _BaseException:
+        text = None
+    return [tree, text]
+
+
+def reason(exc: BaseException) -> str:
+    try:
+        text = f"{_type(exc).__name__}: {_str(exc)}"
+    except _BaseException:
+        text = "exception"
+    return text[:500]
