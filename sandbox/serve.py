@@ -397,10 +397,11 @@ class _Output(io.StringIO):
         return n
 
     def take(self) -> str:
+        if not self.tell():
+            return ""  # the usual case: nothing printed
         text = self.getvalue()
-        if text:
-            self.seek(0)
-            self.truncate(0)
+        self.seek(0)
+        self.truncate(0)
         return text
 
 

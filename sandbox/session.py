@@ -280,7 +280,9 @@ class Session:
             self.chan.send(op)
             while True:
                 msg = self.chan.receive()
-                if type(msg) is protocol.Reply or type(msg) is protocol.Op:
+                if (type(msg) is protocol.Reply or type(msg) is protocol.Op) and (
+                    msg.out or msg.err
+                ):
                     self._emit(msg.out, msg.err)
                 if type(msg) is protocol.Reply:
                     return msg
