@@ -15,8 +15,9 @@ Cases (``--only`` picks some; all by default):
   fake speaks (``openai``, ``gateway``, ``none``: see fake_openai); a
   parallel cap of 4 answered with ``Retry-After: 60``, timed against a run
   told ``max_concurrency: 4``; a tpm limit metered on usage (openai and
-  none dialects). Target: >= 0.95 of the allowed rate, <= 2% of requests
-  answered 429; the parallel cap at most 2x the told run's time.
+  none dialects). Target: >= 0.9 of the allowed rate, <= 5% of requests
+  answered 429, no sample lost; the parallel cap within 1.2x of the told
+  run's time.
 - ``tpm``: ``tpm`` configured with ``tpm_counts: usage`` against the same
   usage-metered server. Target: >= 0.9 of its limit. (The token rate is
   tokens reported in usage over the time from the first accepted request
@@ -78,7 +79,9 @@ def endpoint_config(url: str, **over: Any) -> Any:
 async def generate(
     fake_cfg: FakeConfig, out: Path, *, target: dict[str, Any], **params: Any
 ) -> tuple[FakeOpenAI, Summary, float]:
-    """One generation-only run of the first ``limit`` problems."""
+    """One generation-only run of the first ``limit`` problems (the no-op
+    executor runs nothing, so no sandbox isolation is asked for)."""
+    params = {"sandbox": {"isolation": "minimal"}, **params}
     async with FakeOpenAI(fake_cfg, human_eval_answers(PROBLEMS)) as fake:
         cfg = endpoint_config(fake.url, target={"use_n": False, **target}, **params)
         spec = RunSpec(
@@ -136,7 +139,7 @@ async def configured_case(rpm: float, seconds: float, root: Path) -> dict[str, A
 
 
 def _meets(case: dict[str, Any]) -> bool:
-    return bool(case["ratio"] >= 0.95 and case["share_429"] <= 0.02)
+    return bool(case["ratio"] >= 0.9 and case["share_429"] <= 0.05 and not case["infra_errors"])
 
 
 async def matrix_case(root: Path, problems: int, pick: set[str], seed: int) -> dict[str, Any]:
@@ -183,7 +186,7 @@ async def parallel_case(root: Path, problems: int, seed: int) -> dict[str, Any]:
         "rate_limited_429": fake.rate_limited,
         "share_429": round(fake.rate_limited / max(1, fake.requests), 4),
         "infra_errors": learned.counts.get("infra_error", 0) + told.counts.get("infra_error", 0),
-        "target_met": learned_s <= 2 * told_s,
+        "target_met": learned_s <= 1.2 * told_s and not learned.counts.get("infra_error", 0),
     }
 
 

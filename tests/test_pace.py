@@ -76,8 +76,10 @@ def test_a_refusal_lowers_the_pace_below_what_was_refused(r: random.Random) -> N
     assert learner.on_refused(1.0, 1.0, paced, accepted)
     after = learner.rate(1.0)
     assert after is not None and after <= BACKOFF * paced + 1e-9
-    if accepted is not None:
-        assert after <= BACKOFF * accepted + 1e-9
+    if accepted is not None and accepted < BACKOFF * paced:  # held back: what got through
+        assert after == pytest.approx(BACKOFF * accepted)
+    else:  # the pace was what the endpoint took: it is the refused level
+        assert learner.level == paced and after == pytest.approx(BACKOFF * paced)
 
 
 @pytest.mark.parametrize("r", DRAWS)

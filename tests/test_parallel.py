@@ -89,11 +89,10 @@ def test_a_rate_429_voids_a_cap_found_unpaced_but_not_one_found_under_a_pace() -
     assert paced.cap == 3 and paced.allowed == 3
 
 
-def test_slow_start_doubles_what_was_admitted_once_a_request_succeeded() -> None:
+def test_slow_start_doubles_what_was_admitted() -> None:
     cap = ParallelCap(16, slow_start=True)
-    cap.on_admitted(1)
-    assert cap.allowed == 1  # nothing has come back yet: its headers may set a pace
-    cap.on_success(1)
+    cap.on_admitted(0)
+    assert cap.allowed == 1
     cap.on_admitted(3)
     assert cap.allowed == 6
     cap.on_admitted(12)

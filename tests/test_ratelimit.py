@@ -22,7 +22,13 @@ from multidict import CIMultiDict
 from aioeval.config import RetryConfig
 from aioeval.generation.ratelimit import read_headers
 from aioeval.generation.ratelimit._hints import Budget, RateHeaders
-from aioeval.generation.ratelimit._limiter import PAUSE_MARGIN, PROBE_GAP_S, RateLimiter, Stalled
+from aioeval.generation.ratelimit._limiter import (
+    HEADERS_WAIT_S,
+    PAUSE_MARGIN,
+    PROBE_GAP_S,
+    RateLimiter,
+    Stalled,
+)
 from aioeval.generation.ratelimit._pace import HINT_MARGIN, SLACK
 from aioeval.generation.ratelimit._tokens import Ask
 from aioeval.generation.retry import Failure, call_with_retry
@@ -130,6 +136,64 @@ async def test_only_a_request_sent_after_the_429_ends_the_probing() -> None:
         assert probe.probe
         limiter.release(probe, "ok")
         assert not limiter.probing and limiter.quiet_s == 0.0
+
+    await _in_virtual_time(clock, run)
+
+
+@pytest.mark.anyio
+async def test_slow_start_waits_for_a_first_answer_only_as_long_as_one_takes() -> None:
+    """The first answer's headers may state the limits, so nothing else goes
+    while it is out, unless it runs longer than HEADERS_WAIT_S: then it is
+    being generated, and slow start grows from it without its headers."""
+    clock = FakeClock()
+    limiter = RateLimiter(clock, max_concurrency=16)
+
+    async def run() -> None:
+        first = await limiter.acquire(1)
+        with anyio.fail_after(5):  # real seconds: without a wake-up it would hang
+            second = await limiter.acquire(1)
+        assert clock.now() - first.started_at >= HEADERS_WAIT_S
+        assert limiter.parallel.allowed >= 2
+        limiter.release(first, "ok")
+        limiter.release(second, "ok")
+
+    await _in_virtual_time(clock, run)
+
+
+@pytest.mark.anyio
+async def test_a_probe_refused_again_makes_the_next_pause_longer_until_one_gets_through() -> None:
+    """A budget metered on usage is in debt after a 429 until what was in
+    flight has been paid, so a probe after one interval is refused again:
+    the next episode's pause starts from the one that let a probe through,
+    and comes down again once a probe goes through at the first try."""
+    clock = FakeClock()
+    limiter = RateLimiter(clock, rpm=60, max_concurrency=4, max_quiet_s=30.0)
+
+    async def episode(refusals: int) -> list[float]:
+        pauses = []
+        if not limiter.probing:
+            limiter.release(await limiter.acquire(1), "throttled")
+        pauses.append(limiter.quiet_s)
+        for _ in range(refusals):
+            probe = await limiter.acquire(1)
+            assert probe.probe
+            limiter.release(probe, "throttled")
+            pauses.append(limiter.quiet_s)
+        limiter.release(await limiter.acquire(1), "ok")
+        limiter.release(await limiter.acquire(1), "ok")  # served again: a new episode next
+        return pauses
+
+    def intervals() -> float:
+        return limiter.quiet_s * (limiter.rate_rpm or 0.0) / 60.0
+
+    async def run() -> None:
+        first = await episode(refusals=2)
+        assert first[1] == pytest.approx(2 * first[0]) and first[2] == pytest.approx(4 * first[0])
+        limiter.release(await limiter.acquire(1), "throttled")
+        assert intervals() == pytest.approx(4.0)  # the pause that let the probe through
+        await episode(refusals=0)
+        limiter.release(await limiter.acquire(1), "throttled")
+        assert intervals() == pytest.approx(2.0)  # through at once: it comes down
 
     await _in_virtual_time(clock, run)
 

@@ -2,10 +2,11 @@
 shared pause, tied to a `Clock`.
 
 On a rate 429 every sender pauses: until the server's hint plus
-PAUSE_MARGIN or, without one, an interval at the lowered pace, doubled each
-time the probe is refused again (at most ``max_quiet_s``). Then one request
-probes; the rest follow at the pace once it is admitted, so no herd goes at
-once. Nothing but 429 for ``patience_s``: `acquire` raises `Stalled`.
+PAUSE_MARGIN or, without one, the intervals at the lowered pace a probe last
+needed, doubled each time it is refused again (at most ``max_quiet_s``).
+Then one request probes; the rest follow at the pace once it is admitted,
+so no herd goes at once. Nothing but 429 for ``patience_s``: `acquire`
+raises `Stalled`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ seen) has been admitted by the server."""
 PROBE_GAP_S = 0.1
 """Unpaced, a parallelism never seen to work is tried this long after the
 last send, and a bare 429 pauses this long first (then doubles)."""
+HEADERS_WAIT_S = 1.0
+"""Slow start waits this long for a first answer whose headers may state the
+limits: a request running longer is being generated, and more may go."""
 EPSILON_S = 1e-6
 """Shorter waits are rounding error (a virtual clock would never pass them)."""
 
@@ -73,12 +77,14 @@ class RateLimiter:
         self.tokens = TokenBudget(tpm, tpm_counts, clock.now()) if tpm else None
         self.parallel = ParallelCap(max_concurrency, slow_start=not rpm)
         self.patience_s, self.max_quiet_s = patience_s, max_quiet_s
-        self.in_flight = 0
         self.out: dict[int, Permit] = {}
         self.paused_until = -math.inf
         self.quiet_s = 0.0
+        self.quiet_intervals = 1.0
+        """Intervals a bare 429's probe waits: doubled if refused again (a budget
+        metered on usage owes what was in flight), halved if through at once."""
+        self.reprobed = False
         self.probing = False
-        self.probe_out = False
         self.refused_since: float | None = None
         """First rate 429 since the last success."""
         self.refusal_rtt_s = 0.0  # the slowest 429 answer seen
@@ -103,7 +109,8 @@ class RateLimiter:
             if self.refused_since is not None and now - self.refused_since >= self.patience_s:
                 raise Stalled(f"the endpoint has answered only 429 for {self.patience_s:.0f} s")
             admitted_in = self._grow(now)
-            if self.in_flight >= self.parallel.allowed or (self.probing and self.probe_out):
+            probe_out = self.probing and any(p.probe for p in self.out.values())
+            if len(self.out) >= self.parallel.allowed or probe_out:
                 if admitted_in is None:
                     await self._changed.wait()
                 else:
@@ -122,13 +129,11 @@ class RateLimiter:
             self.pace.take(now)
             if self.tokens is not None:
                 self.tokens.take(cost, now)
-            self.in_flight += 1
-            self.probe_out = self.probe_out or self.probing
             self._ids += 1
             permit = Permit(
                 id=self._ids,
                 started_at=now,
-                parallel=self.in_flight,
+                parallel=len(self.out) + 1,
                 tokens=cost,
                 n=ask.n,
                 probe=self.probing,
@@ -148,10 +153,7 @@ class RateLimiter:
         """Account for a finished request; for a 429, say how it was read."""
         now = self.clock.now()
         hints = hints or RateHeaders()
-        self.in_flight -= 1
         self.out.pop(permit.id, None)
-        if permit.probe:
-            self.probe_out = False
         self._read_limits(hints, now, now - permit.started_at)
         verdict: Throttle | None = None
         if outcome == "ok":
@@ -179,6 +181,8 @@ class RateLimiter:
             self.tokens.settle(permit, now, used=used, completion=completion)
         self.refused_since = None
         if permit.started_at >= self.pace.learner.last_429:  # sent after it: serving again
+            if permit.probe and self.quiet_s and not self.reprobed:  # through at once
+                self.quiet_intervals = max(1.0, self.quiet_intervals / 2.0)
             self.probing, self.quiet_s = False, 0.0
 
     def _on_429(self, permit: Permit, now: float, hints: RateHeaders) -> Throttle:
@@ -199,10 +203,11 @@ class RateLimiter:
         else:
             interval = min(self.pace.interval_s(now) or PROBE_GAP_S, self.max_quiet_s)
             if lowered or not self.quiet_s:
-                self.quiet_s = interval
+                self.reprobed = False
             elif permit.probe:  # refused again: wait longer before the next probe
-                self.quiet_s = min(2.0 * self.quiet_s, max(self.max_quiet_s, interval))
-            pause = self.quiet_s
+                self.quiet_intervals = min(2.0 * self.quiet_intervals, self.max_quiet_s / interval)
+                self.reprobed = True
+            self.quiet_s = pause = min(self.quiet_intervals * interval, self.max_quiet_s)
         self.paused_until = max(self.paused_until, now + min(pause, self.patience_s))
         self.pace.resumed = self.paused_until
         self.probing = True
@@ -219,7 +224,7 @@ class RateLimiter:
     def _probe_wait(self, now: float) -> float:
         """A send to a parallelism never seen to work goes an interval (or
         PROBE_GAP_S) after the last: its refusal means a cap, not a burst."""
-        if self.in_flight < self.parallel.works or not self.pace.sent:
+        if len(self.out) < self.parallel.works or not self.pace.sent:
             return 0.0
         gap = self.pace.interval_s(now) or PROBE_GAP_S
         return self.pace.sent[-1] + gap - now
@@ -233,13 +238,12 @@ class RateLimiter:
         admitted = [p for p in self.out.values() if now - p.started_at > after]
         self.probing = self.probing and not any(p.probe for p in admitted)
         self.parallel.admitted = max((p.parallel for p in admitted), default=0)
-        if self.parallel.slow_start:
-            self.parallel.on_admitted(len(admitted))
-        growing = self.parallel.slow_start and self.parallel.peak_ok
-        pending = [p.started_at for p in self.out.values() if now - p.started_at <= after]
-        if not pending or not (growing or self.probing):
-            return None
-        return min(pending) + after - now + EPSILON_S
+        grow_after = after if self.parallel.peak_ok else max(after, HEADERS_WAIT_S)
+        self.parallel.on_admitted(sum(now - p.started_at > grow_after for p in self.out.values()))
+        waits = [after] if self.probing else []
+        waits += [grow_after] if self.parallel.slow_start else []
+        due = [d for p in self.out.values() for w in waits if (d := p.started_at + w - now) >= 0]
+        return min(due) + EPSILON_S if due else None
 
     def _read_limits(self, hints: RateHeaders, now: float, age_s: float) -> None:
         """A stated request limit caps the pace; a stated token limit, with

@@ -7,10 +7,10 @@ rate `Learner` keeps from 429s. With none of them requests are not paced,
 and only the parallel limit (`_parallel.ParallelCap`) holds them back.
 
 `Learner` is additive increase, multiplicative decrease with a memory: a
-rate 429 drops the pace to BACKOFF of the rate the endpoint accepted and
-remembers the level that was refused; the pace climbs back by CLIMB of that
-level per second up to TARGET of it, and only after QUIET_S without a 429
-climbs past it at the same slope. Before any paced request was refused
+rate 429 remembers the level refused (the pace, or what was accepted if far
+less) and drops the pace to BACKOFF of it; the pace climbs back by CLIMB of
+that level per second up to TARGET of it, and only after QUIET_S without a
+429 climbs past it at the same slope. Before any paced request was refused
 there is no level to remember, and the pace grows by GROWTH per second.
 """
 
@@ -26,9 +26,11 @@ shortest gap is 3/4 of an interval)."""
 HINT_MARGIN = 0.99
 """Pace at this share of a limit the headers state: arrivals bunch on the way."""
 BACKOFF = 0.8
-"""After a 429, the pace drops to this share of the rate the endpoint
-accepted: the server's budget, drained by the overshoot, refills at a fifth
-of its rate, while a single refusal costs a few percent of a run."""
+"""After a 429, the pace drops to this share of the refused level: the
+server's budget, drained by the overshoot, refills at a fifth of its rate,
+while a single refusal costs a few percent of a run. Accepted at under this
+share of the pace, the sends were held back by something else (the parallel
+limit), and what was accepted is the level."""
 CLIMB = 0.02
 """The pace climbs back by this share of the refused level per second:
 from BACKOFF to TARGET in under ten seconds, and slowly enough that a climb
@@ -43,8 +45,7 @@ GROWTH = 0.2
 """With no refused pace known (the first 429 came while unpaced), the pace
 grows by this share per second: the rate measured then is only a first guess."""
 ACCEPTED_OF = 10
-"""The accepted rate is counted over the last this many sends (the rate at
-the refusal, not the average of a climb) ..."""
+"""The accepted rate is counted over the last this many sends ..."""
 WINDOW_S = 10.0
 """... within this long, after the last pause ..."""
 MIN_SPAN_S = 0.2
@@ -94,7 +95,7 @@ class Learner:
         if sent_at < self.since or not self.served:
             return False
         if paced is not None:
-            self.level = paced if accepted is None else min(paced, accepted)
+            self.level = accepted if accepted is not None and accepted < BACKOFF * paced else paced
             self.start = BACKOFF * self.level
         elif accepted is not None:
             self.start = BACKOFF * accepted

@@ -30,7 +30,7 @@ class ParallelCap:
 
     def __init__(self, ceiling: int, *, slow_start: bool) -> None:
         self.ceiling = max(1, ceiling)
-        self.limit = 1 if slow_start else self.ceiling
+        self.allowed = 1 if slow_start else self.ceiling
         self.slow_start = slow_start
         self.peak_ok = 0
         """The most requests in flight (counting itself) when one succeeded."""
@@ -48,10 +48,6 @@ class ParallelCap:
         self._undo: int | None = None
 
     @property
-    def allowed(self) -> int:
-        return self.limit
-
-    @property
     def works(self) -> int:
         """The most in flight seen to work (succeeded or admitted), within a cap."""
         works = max(self.peak_ok, self.admitted)
@@ -62,18 +58,17 @@ class ParallelCap:
         if self.cap is not None and parallel > self.cap:
             self.cap = parallel  # a probe above it worked: the cap is higher
         if self.slow_start:
-            self.limit = min(self.ceiling, self.limit + 1)
-        elif parallel >= self.limit:
+            self.allowed = min(self.ceiling, self.allowed + 1)
+        elif parallel >= self.allowed:
             self.streak += 1
-            if self.limit < self.ceiling and self.streak >= self.probe_after:
-                self.limit, self.streak = self.limit + 1, 0
+            if self.allowed < self.ceiling and self.streak >= self.probe_after:
+                self.allowed, self.streak = self.allowed + 1, 0
 
     def on_admitted(self, running: int) -> None:
         """Slow start: ``running`` requests have been admitted, so twice as
-        many may be (slow generations need not finish before the limit
-        grows); only once one has succeeded, as its headers may set a pace."""
-        if self.slow_start and self.peak_ok > 0:
-            self.limit = max(self.limit, min(self.ceiling, 2 * running))
+        many may be (slow generations need not finish before the limit grows)."""
+        if self.slow_start:
+            self.allowed = max(self.allowed, min(self.ceiling, 2 * running))
 
     def is_parallel_429(self, parallel: int, admitted: int, hints: RateHeaders) -> bool:
         """Whether a 429 for a request sent at ``parallel`` in flight reads as
@@ -92,10 +87,10 @@ class ParallelCap:
         down: they are the same evidence, not a confirmation."""
         self.slow_start = False
         if self.cap is None:
-            self._undo = self.limit
-        self.limit = max(1, min(self.limit, parallel - 1))
+            self._undo = self.allowed
+        self.allowed = max(1, min(self.allowed, parallel - 1))
         if self.cap is not None and sent_at < self.concluded_at:
-            self.cap = min(self.cap, self.limit)
+            self.cap = min(self.cap, self.allowed)
             return
         self.unpaced = not paced
         if self.cap is not None:  # a second refusal confirms; later ones were probes
@@ -103,7 +98,7 @@ class ParallelCap:
                 PARALLEL_PROBE_AFTER[1] if self.refusals == 1 else 2 * self.probe_after
             )
         self.refusals += 1
-        self.cap, self.concluded_at, self.streak = self.limit, now, 0
+        self.cap, self.concluded_at, self.streak = self.allowed, now, 0
 
     def on_rate_429(self, *, paced: bool) -> None:
         """A rate 429 voids a cap that rests on one refusal, or on refusals
@@ -112,8 +107,8 @@ class ParallelCap:
         pace holds the rate, slow start ends and only a cap holds the
         parallel limit under ``max_concurrency``."""
         if (self.refusals == 1 or self.unpaced) and self._undo is not None:
-            self.limit = max(self.limit, self._undo)
+            self.allowed = max(self.allowed, self._undo)
             self.cap, self._undo, self.refusals = None, None, 0
         if paced:
             self.slow_start = False
-            self.limit = self.ceiling if self.cap is None else self.limit
+            self.allowed = self.ceiling if self.cap is None else self.allowed
