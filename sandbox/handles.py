@@ -108,12 +108,12 @@ class Handle:
 
     def _read_plain(self) -> Any:
         if self._base is not None:
-            value = self._ask("plain")
+            value = self._reading("plain")
             return value if type(value) is self._base else _no_value
         twin = self._session.twins.get(self._name)
         if twin is None or self._flags & IS_CLASS:
             return _no_value
-        state = self._ask("state")
+        state = self._reading("state")
         if type(state) is not dict or not all(type(k) is str for k in state):
             return _no_value
         try:
@@ -123,6 +123,19 @@ class Handle:
         except (TypeError, AttributeError):  # a class object.__new__ cannot make
             return _no_value
         return made
+
+    def _reading(self, op: str) -> Any:
+        """A read of the value (``plain`` or ``state``). It runs none of the
+        candidate's code, so an exception in its place is the child's
+        choice, not the program's: answering ``==`` with a `StopIteration`
+        would end the ``map`` or ``filter`` the test compares in."""
+        try:
+            return self._ask(op)
+        except Exception as exc:
+            raise Refused(
+                f"strict scoring: the candidate's process raised {type(exc).__name__} "
+                f"instead of giving the value of a {self._name} object"
+            ) from None
 
     def _value(self, question: str) -> Any:
         value = self._plain()
@@ -215,12 +228,14 @@ class Handle:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        if self._flags & DEFAULT_HASH:
+        # The child's flags say what its class keeps of Python's defaults;
+        # a builtin subclass is hashed and tested as its builtin value.
+        if self._flags & DEFAULT_HASH and self._base is None:
             return object.__hash__(self)
         return hash(self._value("hash()"))
 
     def __bool__(self) -> bool:
-        if self._flags & ALWAYS_TRUE:
+        if self._flags & ALWAYS_TRUE and self._base is None:
             return True
         return bool(self._value("the truth value"))
 

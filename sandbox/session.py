@@ -135,8 +135,11 @@ class Session:
         class of the program's matches), else from its nearest builtin base.
         Its ``__str__`` gives the text the candidate's class gave, if any."""
         parent = getattr(builtins, base, None)
-        if not (isinstance(parent, type) and issubclass(parent, Exception)):
+        if not (isinstance(parent, type) and issubclass(parent, BaseException)):
             parent = Exception
+        # A program's subclass of a BaseException-only builtin (SystemExit,
+        # KeyboardInterrupt, GeneratorExit) stays one: raised, it is the
+        # candidate's exit, never caught by the test's ``except Exception``.
         parents: list[type] = []
         for item in bases[:8] if depth < MAX_EXC_DEPTH else []:
             made = None
@@ -144,7 +147,7 @@ class Session:
                 made = getattr(builtins, item, None)
             elif type(item) is list and len(item) >= 2 and item[0] == "h":
                 made = self._handle(item, depth + 1)
-            if isinstance(made, type) and issubclass(made, Exception) and made not in parents:
+            if isinstance(made, type) and issubclass(made, BaseException) and made not in parents:
                 parents.append(made)
         label = name if name.isidentifier() else "CandidateException"
         body = {"__module__": "candidate", "__str__": _standin_str}

@@ -1,0 +1,196 @@
+"""Red-team findings on the surfaces strict scoring gained with datetime
+values, exception hierarchies, printed output and the child's requests,
+kept as tests (the pattern of ``test_handle_reads``). Each program is the
+candidate's whole child: it may patch the harness in its own process, so
+its flags, reads and replies are its to choose."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from aioeval.executors.local import LocalPool
+from aioeval.sandbox.protocol import Checked, Limits
+
+# The child's description of its objects, replaced by the candidate's own
+# functions (``described`` is the module with ``as_base`` and ``flags``).
+PATCH = """
+import sys
+def _described():
+    return [m for m in list(sys.modules.values())
+            if hasattr(m, "as_base") and hasattr(m, "exception_tree")]
+def _patch_base(fn):
+    for m in _described():
+        m.as_base = fn
+def _patch_flags(fn):
+    for m in _described():
+        old = m.flags
+        m.flags = lambda v, old=old: fn(v, old(v))
+"""
+
+# A value read again after the candidate ran (a later call) is answered
+# with StopIteration: a comparison inside map/filter then ends the
+# iteration, and the test's all()/filter() sees nothing wrong.
+STOP_ON_REREAD = (
+    PATCH
+    + """
+class B(int):
+    pass
+_reads = [0]
+def _answer(v):
+    _reads[0] += 1
+    if _reads[0] > 2:
+        raise StopIteration
+    return int.__int__(v)
+_patch_base(_answer)
+def add_one(x):
+    return B(x + 100)   # wrong
+"""
+)
+
+MAP_TEST = """
+import operator
+def check(candidate):
+    results = [candidate(x) for x in (1, 2)]
+    assert all(map(operator.eq, results, [2, 3]))
+"""
+
+FILTER_TEST = """
+def check(candidate):
+    got = [candidate(x) for x in (1, 2)]
+    bad = list(filter(lambda p: p[0] != p[1], zip(got, [2, 3])))
+    assert not bad, bad
+"""
+
+# Flags claimed for a builtin subclass: "always true" for a 0, "identity
+# hash" for a 7; the builtin value decides both.
+ALWAYS_TRUE_ZERO = (
+    PATCH
+    + """
+class B(int):
+    pass
+_patch_flags(lambda v, f: f | 32 if type(v) is B else f)
+def is_odd(x):
+    return B(0)
+"""
+)
+
+NOT_ODD_TEST = """
+def check(candidate):
+    assert not candidate(4)
+"""
+
+IDENTITY_HASH = (
+    PATCH
+    + """
+class B(int):
+    pass
+_patch_flags(lambda v, f: f | 16 if type(v) is B else f)
+def pick(xs):
+    return B(7)           # wrong: 7 is excluded
+"""
+)
+
+EXCLUDED_TEST = """
+def check(candidate):
+    assert candidate([7, 8]) not in {7}
+"""
+
+# A program's subclass of a BaseException-only builtin: in one program the
+# test's ``except Exception`` does not catch it.
+EXIT_SUBCLASS = """
+class Stop({base}):
+    pass
+def safe_div(a, b):
+    raise Stop("no")      # wrong: should return a / b
+"""
+
+TOLERANT_TEST = """
+def check(candidate):
+    try:
+        r = candidate(4, 2)
+    except Exception:
+        r = 2.0
+    assert r == 2.0
+"""
+
+# A value the verifier reads while it binds the program's names, answered
+# with an exit, an exception or the child's end: the verifier must judge
+# the answer, not die.
+BIND_READ = (
+    """
+import os
+def _how(v):
+{how}
+"""
+    + PATCH
+    + """
+for m in _described():
+    old = m.base
+    m.base = lambda v, old=old: "int" if callable(v) and not isinstance(v, type) else old(v)
+_patch_base(_how)
+def f(x):
+    return x
+"""
+)
+
+# str() of the exception that failed the test runs the candidate's code
+# (its args hold a handle), after the test has ended.
+REASON_TEXT = """
+class Msg:
+    def __str__(self):
+        {how}
+def f(x):
+    raise ValueError(Msg())
+"""
+
+WRONG_TEST = """
+def check(candidate):
+    assert candidate(1) == 2
+"""
+
+
+def _check(program: str, setup: str, entry: str) -> tuple[str, str]:
+    async def go() -> tuple[str, str]:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=6.0, wall_s=30.0)) as pool:
+            task = Checked(program=program, entry=entry, setup=setup, driver=f"check({entry})")
+            out = await pool.execute(task)
+        return out.status, out.reason
+
+    return anyio.run(go)
+
+
+@pytest.mark.parametrize("test", [MAP_TEST, FILTER_TEST], ids=["map", "filter"])
+def test_a_read_answered_with_stop_iteration_fails(test: str) -> None:
+    status, reason = _check(STOP_ON_REREAD, test, "add_one")
+    assert status == "failed" and "instead of giving the value" in reason, reason
+
+
+def test_always_true_flag_does_not_decide_a_builtin_value_s_truth() -> None:
+    status, reason = _check(ALWAYS_TRUE_ZERO, NOT_ODD_TEST, "is_odd")
+    assert status == "passed", reason
+
+
+def test_identity_hash_flag_does_not_decide_a_builtin_value_s_hash() -> None:
+    status, reason = _check(IDENTITY_HASH, EXCLUDED_TEST, "pick")
+    assert status == "failed", reason
+
+
+@pytest.mark.parametrize("base", ["KeyboardInterrupt", "SystemExit", "GeneratorExit"])
+def test_a_subclass_of_an_exit_is_not_caught_as_an_exception(base: str) -> None:
+    status, reason = _check(EXIT_SUBCLASS.format(base=base), TOLERANT_TEST, "safe_div")
+    assert status == "failed" and "Stop" in reason, reason
+
+
+@pytest.mark.parametrize(
+    "how", ["    raise KeyboardInterrupt", "    raise ValueError", "    os._exit(0)"]
+)
+def test_a_read_while_binding_names_fails_the_answer_not_the_verifier(how: str) -> None:
+    status, reason = _check(BIND_READ.format(how=how), WRONG_TEST, "f")
+    assert status == "failed" and "names could not be read" in reason, reason
+
+
+@pytest.mark.parametrize("how", ["raise KeyboardInterrupt", "return 5"])
+def test_an_exception_s_text_that_fails_keeps_the_verdict(how: str) -> None:
+    status, reason = _check(REASON_TEXT.format(how=how), WRONG_TEST, "f")
+    assert status == "failed" and reason.startswith("ValueError"), reason
