@@ -68,6 +68,10 @@ class Asker(Protocol):
     """What a handle needs of its session (see `session.Session`)."""
 
     twins: dict[str, type]
+    guards: dict[int, tuple[str, type]]
+    """Handles on the program's class of a name the prelude's class has
+    (the names the test binds): each instance the test builds with one is
+    built by the prelude's class too, and the two must agree."""
     epoch: int
     """Moves whenever the candidate's code may have run (every request but
     the reads of a value): a value read since is still the value."""
@@ -164,7 +168,11 @@ class Handle:
         self._ask("delattr", name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._ask("call", (args, kwargs or None))
+        got = self._ask("call", (args, kwargs or None))
+        guard = self._session.guards.get(self._hid)
+        if guard is not None:
+            _built_alike(guard, got, args, kwargs)
+        return got
 
     def __iter__(self) -> Any:
         if self._flags & ITERATOR:
@@ -238,6 +246,40 @@ class Handle:
         if self._flags & ALWAYS_TRUE and self._base is None:
             return True
         return bool(self._value("the truth value"))
+
+
+def _built_alike(guard: tuple[str, type], got: Any, args: Any, kwargs: Any) -> None:
+    """Refuse an object the test built with the program's class of a
+    prelude class's name unless the prelude's class builds the same from
+    the same arguments: the test builds what it compares with that class,
+    and a program that redefines it must not decide both sides."""
+    name, cls = guard
+    try:
+        want = cls(*args, **kwargs)
+        mine = got._plain() if type(got) is Handle else got
+        if mine is _no_value:
+            alike = False
+        elif type(mine) is cls:
+            alike = _state(mine) == _state(want)
+        else:  # a builtin subclass (a namedtuple): its builtin value
+            alike = type(got) is Handle and got._base is not None and bool(mine == want)
+    except Exception:
+        alike = False
+    if not alike:
+        raise Refused(
+            f"strict scoring: the program's {name} builds objects differently from the "
+            "problem's own on the test's input"
+        )
+
+
+def _state(obj: object) -> dict[str, Any]:
+    found = getattr(obj, "__dict__", None)
+    out = dict(found) if type(found) is dict else {}
+    for cls in type(obj).__mro__:
+        for slot in getattr(cls, "__slots__", ()):
+            if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
+                out[slot] = getattr(obj, slot)
+    return out
 
 
 def _text(value: Any) -> str:

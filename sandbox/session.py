@@ -60,6 +60,8 @@ class Session:
         self.chan = chan
         self.test_module = test_module
         self.twins = twins or {}
+        self.guards: dict[int, tuple[str, type]] = {}
+        """See `handles.Asker.guards`."""
         """The prelude's own classes by name: an instance of the candidate's
         class of that name is compared as the prelude's class would."""
         self.handles: dict[int, Any] = {}

@@ -101,9 +101,7 @@ class CallTimeLimit(BaseException):
 
 def _reason(exc: BaseException) -> str:
     name = type(exc).__name__
-    try:
-        # str() of an exception can run the candidate's code (its args hold
-        # handles): whatever that does, the verdict stands with a name only.
+    try:  # str() can run the candidate's code (handles in args): a name will do
         text = str(exc)
     except BaseException:
         return name[:500]
@@ -325,6 +323,10 @@ class Verifier:
             value = talk.decode(tree)
             if name != entry and isinstance(trusted, FunctionType):
                 value = guarded(name, value, trusted)
+            elif name != entry and isinstance(trusted, type) and type(value) is handles.Handle:
+                twin = talk.twins.get(trusted.__qualname__)
+                if twin is not None:
+                    talk.guards[value._hid] = (name, twin)
             scope[name] = value
         if entry not in found:
 
@@ -354,7 +356,7 @@ class Verifier:
         except CheckSetupError as exc:
             return result("error", str(exc)[:500])
         except BaseException as exc:
-            _armed = False  # the verdict is in: a late CPU signal must not escape _reason
+            _armed = False  # the verdict is in: no late CPU signal inside _reason
             return result("failed", _reason(exc))
         finally:
             _armed = False

@@ -194,3 +194,61 @@ def test_a_read_while_binding_names_fails_the_answer_not_the_verifier(how: str) 
 def test_an_exception_s_text_that_fails_keeps_the_verdict(how: str) -> None:
     status, reason = _check(REASON_TEXT.format(how=how), WRONG_TEST, "f")
     assert status == "failed" and reason.startswith("ValueError"), reason
+
+
+# The program redefines the prompt's class: its constructor ignores the
+# arguments, so the test's expected value is built as wrong as the answer
+# (and the prompt's own __eq__, which strict uses, then agrees).
+POINT_PROMPT = '''
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+    def __eq__(self, o):
+        return isinstance(o, Point) and (self.x, self.y) == (o.x, o.y)
+def midpoint(a, b):
+    """The midpoint of a and b."""
+'''
+
+POINT_TEST = """
+def check(candidate):
+    assert candidate(Point(0, 0), Point(2, 2)) == Point(1, 1)
+    assert candidate(Point(0, 0), Point(4, 2)) == Point(2, 1)
+"""
+
+POINT_REDEFINED = (
+    POINT_PROMPT
+    + """    return Point(0, 0)
+class Point:
+    def __init__(self, x, y):
+        self.x = 0
+        self.y = 0
+    def __eq__(self, o):
+        return False
+"""
+)
+
+POINT_HONEST = POINT_PROMPT + "    return Point((a.x + b.x) / 2, (a.y + b.y) / 2)\n"
+
+
+def _check_with_prelude(program: str, prelude: str, setup: str, entry: str) -> tuple[str, str]:
+    async def go() -> tuple[str, str]:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=6.0, wall_s=30.0)) as pool:
+            task = Checked(
+                program=program,
+                entry=entry,
+                setup=setup,
+                driver=f"check({entry})",
+                prelude=prelude,
+            )
+            out = await pool.execute(task)
+        return out.status, out.reason
+
+    return anyio.run(go)
+
+
+def test_a_redefined_prompt_class_does_not_build_the_expected_value() -> None:
+    status, reason = _check_with_prelude(POINT_REDEFINED, POINT_PROMPT, POINT_TEST, "midpoint")
+    assert status == "failed" and "builds objects differently" in reason, reason
+    status, reason = _check_with_prelude(POINT_HONEST, POINT_PROMPT, POINT_TEST, "midpoint")
+    assert status == "passed", reason
