@@ -252,3 +252,40 @@ def test_a_redefined_prompt_class_does_not_build_the_expected_value() -> None:
     assert status == "failed" and "builds objects differently" in reason, reason
     status, reason = _check_with_prelude(POINT_HONEST, POINT_PROMPT, POINT_TEST, "midpoint")
     assert status == "passed", reason
+
+
+# Honest programs whose prompt classes build prompt objects of their own
+# (compared by attributes, through lists and dicts): the guard agrees.
+NESTED_PROMPT = '''
+class Node:
+    def __init__(self, val):
+        self.val = val
+        self.next = None
+class LinkedList:
+    def __init__(self, vals=()):
+        self.head = Node(None)
+        self.leaves = [Node(v) for v in vals]
+        self.index = {v: Node(v) for v in vals}
+def push(lst, v):
+    """push v at the front of lst, return lst"""
+'''
+
+NESTED_HONEST = (
+    NESTED_PROMPT
+    + """    n = Node(v)
+    n.next = lst.head.next
+    lst.head.next = n
+    return lst
+"""
+)
+
+NESTED_TEST = """
+def check(candidate):
+    r = candidate(LinkedList([1, 2]), 3)
+    assert r.head.next.val == 3 and len(r.leaves) == 2
+"""
+
+
+def test_prompt_objects_built_by_prompt_classes_agree_by_their_attributes() -> None:
+    status, reason = _check_with_prelude(NESTED_HONEST, NESTED_PROMPT, NESTED_TEST, "push")
+    assert status == "passed", reason
