@@ -19,6 +19,7 @@ stand-in classes derived from their nearest builtin base, so the test's
 
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 from collections.abc import Callable
@@ -68,7 +69,7 @@ class Asker(Protocol):
     """What a handle needs of its session (see `session.Session`)."""
 
     twins: dict[str, type]
-    guards: dict[int, tuple[str, type]]
+    guards: dict[int, tuple[str, Callable[..., Any]]]
     """Handles on the program's class of a name the prelude's class has
     (the names the test binds): each instance the test builds with one is
     built by the prelude's class too, and the two must agree."""
@@ -159,7 +160,15 @@ class Handle:
     # attribute access, calls, iteration: forwarded
 
     def __getattr__(self, name: str) -> Any:
-        return self._ask("getattr", name)
+        value = self._ask("getattr", name)
+        guard = self._session.guards.get(self._hid)
+        if guard is not None and type(value) is Handle and isinstance(guard[1], type):
+            # A prelude class's factory (``Point.of``) builds what the test
+            # compares as its constructor does: guarded the same way.
+            made = inspect.getattr_static(guard[1], name, None)
+            if isinstance(made, classmethod | staticmethod):
+                self._session.guards[value._hid] = (f"{guard[0]}.{name}", getattr(guard[1], name))
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._ask("setattr", [name, value])
@@ -253,15 +262,9 @@ def _built_alike(guard: tuple[str, type], got: Any, args: Any, kwargs: Any) -> N
     prelude class's name unless the prelude's class builds the same from
     the same arguments: the test builds what it compares with that class,
     and a program that redefines it must not decide both sides."""
-    name, cls = guard
+    name, make = guard
     try:
-        want = cls(*args, **kwargs)
-        if type(got) is not Handle:
-            alike = False
-        elif got._base is not None:  # a builtin subclass (a namedtuple): its builtin value
-            alike = _same(want, got, set())
-        else:
-            alike = type(got._plain()) is cls and _same(want, got, set())
+        alike = _same(make(*args, **kwargs), got, set())
     except Exception:
         alike = False
     if not alike:

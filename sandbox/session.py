@@ -60,7 +60,7 @@ class Session:
         self.chan = chan
         self.test_module = test_module
         self.twins = twins or {}
-        self.guards: dict[int, tuple[str, type]] = {}
+        self.guards: dict[int, tuple[str, Callable[..., Any]]] = {}
         """See `handles.Asker.guards`."""
         """The prelude's own classes by name: an instance of the candidate's
         class of that name is compared as the prelude's class would."""

@@ -289,3 +289,50 @@ def check(candidate):
 def test_prompt_objects_built_by_prompt_classes_agree_by_their_attributes() -> None:
     status, reason = _check_with_prelude(NESTED_HONEST, NESTED_PROMPT, NESTED_TEST, "push")
     assert status == "passed", reason
+
+
+# The same through a factory of the prompt's class (``Point.of``).
+FACTORY_PROMPT = '''
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+    @classmethod
+    def of(cls, pair):
+        return cls(pair[0], pair[1])
+    def __eq__(self, o):
+        return isinstance(o, Point) and (self.x, self.y) == (o.x, o.y)
+def midpoint(a, b):
+    """The midpoint of a and b."""
+'''
+
+FACTORY_REDEFINED = (
+    FACTORY_PROMPT
+    + """    return Point(0, 0)
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+    @classmethod
+    def of(cls, pair):
+        return cls(0, 0)
+    def __eq__(self, o):
+        return False
+"""
+)
+
+FACTORY_HONEST = FACTORY_PROMPT + "    return Point((a.x + b.x) / 2, (a.y + b.y) / 2)\n"
+
+FACTORY_TEST = """
+def check(candidate):
+    assert candidate(Point.of((0, 0)), Point.of((2, 2))) == Point.of((1, 1))
+"""
+
+
+def test_a_redefined_prompt_class_factory_does_not_build_the_expected_value() -> None:
+    status, reason = _check_with_prelude(
+        FACTORY_REDEFINED, FACTORY_PROMPT, FACTORY_TEST, "midpoint"
+    )
+    assert status == "failed" and "Point.of builds objects differently" in reason, reason
+    status, reason = _check_with_prelude(FACTORY_HONEST, FACTORY_PROMPT, FACTORY_TEST, "midpoint")
+    assert status == "passed", reason
