@@ -29,6 +29,7 @@ try:
         CandidateGone,
         CheckSetupError,
         Handle,
+        Refused,
     )
 except ImportError:  # loaded as a top-level module inside the verifier
     import protocol  # type: ignore[no-redef,import-not-found]
@@ -41,6 +42,7 @@ except ImportError:  # loaded as a top-level module inside the verifier
         CandidateGone,
         CheckSetupError,
         Handle,
+        Refused,
     )
 
 _READS = frozenset({"plain", "state"})
@@ -207,6 +209,18 @@ class Session:
             return cls(*args)
         except Exception:
             return CandidateError(_describe(type_name, args))
+
+    def guard_class(self, name: str, value: Any, trusted: type) -> None:
+        """The program's ``value`` for the prelude's class ``trusted``: the
+        objects the test builds with it must agree with the prelude's (see
+        `handles.Asker.guards`); an exception class's stand-in in its place
+        would build them in the verifier, unguarded."""
+        if type(value) is Handle:
+            twin = self.twins.get(trusted.__qualname__)
+            if twin is not None:
+                self.guards[value._hid] = (name, twin)
+        elif trusted.__module__ == self.test_module and not issubclass(trusted, BaseException):
+            raise Refused(f"strict scoring: the program's {name} is not a class")
 
     def decode(self, tree: object) -> Any:
         try:

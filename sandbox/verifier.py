@@ -323,10 +323,8 @@ class Verifier:
             value = talk.decode(tree)
             if name != entry and isinstance(trusted, FunctionType):
                 value = guarded(name, value, trusted)
-            elif name != entry and isinstance(trusted, type) and type(value) is handles.Handle:
-                twin = talk.twins.get(trusted.__qualname__)
-                if twin is not None:
-                    talk.guards[value._hid] = (name, twin)
+            elif name != entry and isinstance(trusted, type):
+                talk.guard_class(name, value, trusted)
             scope[name] = value
         if entry not in found:
 

@@ -336,3 +336,38 @@ def test_a_redefined_prompt_class_factory_does_not_build_the_expected_value() ->
     assert status == "failed" and "Point.of builds objects differently" in reason, reason
     status, reason = _check_with_prelude(FACTORY_HONEST, FACTORY_PROMPT, FACTORY_TEST, "midpoint")
     assert status == "passed", reason
+
+
+# The child says the program's Point is an exception class: its stand-in
+# (built in the verifier, unguarded) made the test's expected Point, empty,
+# and the prompt's own __eq__ (``vars(self) == vars(o)``) agreed with the
+# program's empty object.
+VARS_PROMPT = '''
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+    def __eq__(self, o):
+        return vars(self) == vars(o)
+def midpoint(a, b):
+    """The midpoint of a and b."""
+'''
+
+POINT_AS_EXCEPTION = (
+    VARS_PROMPT
+    + """    return _P()
+class _P:
+    def __eq__(self, o):
+        return True
+_P.__qualname__ = "Point"
+"""
+    + PATCH
+    + """
+_patch_flags(lambda v, f: f | 64 if v is Point else f)
+"""
+)
+
+
+def test_a_prompt_class_is_not_bound_to_an_exception_stand_in() -> None:
+    status, reason = _check_with_prelude(POINT_AS_EXCEPTION, VARS_PROMPT, POINT_TEST, "midpoint")
+    assert status == "failed" and "Point is not a class" in reason, reason
