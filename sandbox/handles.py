@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import math
 import operator
+import types
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -121,6 +122,8 @@ class Handle:
         state = self._reading("state")
         if type(state) is not dict or not all(type(k) is str for k in state):
             return _no_value
+        if any(_shadows(twin, key) for key in state):
+            return _no_value  # the prelude's __eq__ would call the candidate's own code
         try:
             made = object.__new__(twin)
             for key, value in state.items():
@@ -299,6 +302,17 @@ def _same(want: Any, got: Any, seen: set[tuple[int, int]], depth: int = 0) -> bo
     else:
         a, b = _state(want), _state(got)
     return a.keys() == b.keys() and all(_same(a[k], b[k], seen, depth + 1) for k in a)
+
+
+def _shadows(cls: type, key: str) -> bool:
+    """Would an instance attribute ``key`` stand in for something ``cls``
+    defines as code (a method, a property), or for Python's own names?"""
+    if key.startswith("__") and key.endswith("__"):
+        return True
+    found = inspect.getattr_static(cls, key, None)
+    if type(found) is types.MemberDescriptorType:  # a slot: where the attribute lives
+        return False
+    return callable(found) or hasattr(found, "__get__")
 
 
 def _state(obj: object) -> dict[str, Any]:

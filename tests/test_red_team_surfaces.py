@@ -371,3 +371,49 @@ _patch_flags(lambda v, f: f | 64 if v is Point else f)
 def test_a_prompt_class_is_not_bound_to_an_exception_stand_in() -> None:
     status, reason = _check_with_prelude(POINT_AS_EXCEPTION, VARS_PROMPT, POINT_TEST, "midpoint")
     assert status == "failed" and "Point is not a class" in reason, reason
+
+
+# The program's Point carries an instance attribute named like the
+# prompt's method that the prompt's __eq__ calls: rebuilt as the prompt's
+# class, the candidate's function would answer the comparison.
+KEY_PROMPT = '''
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+    def key(self):
+        return (self.x, self.y)
+    def __eq__(self, o):
+        return isinstance(o, Point) and self.key() == o.key()
+def midpoint(a, b):
+    """The midpoint of a and b."""
+'''
+
+KEY_SHADOWED = (
+    KEY_PROMPT
+    + """    p = Point(0, 0)
+    want = ((a.x + b.x) / 2, (a.y + b.y) / 2)
+    p.key = lambda: want
+    return p
+"""
+)
+
+SLOTS_PROMPT = '''
+from dataclasses import dataclass
+@dataclass(slots=True)
+class P:
+    x: int
+    y: int = 0
+    tag = "p"
+def mirror(p):
+    """P(p.y, p.x)"""
+'''
+
+
+def test_an_attribute_shadowing_a_prompt_method_is_not_compared_by_it() -> None:
+    status, reason = _check_with_prelude(KEY_SHADOWED, KEY_PROMPT, POINT_TEST, "midpoint")
+    assert status == "failed" and "only the candidate's own code" in reason, reason
+    honest = SLOTS_PROMPT + "    return P(p.y, p.x)\n"
+    test = "def check(c):\n    assert c(P(1, 2)) == P(2, 1)\n"
+    status, reason = _check_with_prelude(honest, SLOTS_PROMPT, test, "mirror")
+    assert status == "passed", reason
