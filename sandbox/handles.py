@@ -19,6 +19,7 @@ stand-in classes derived from their nearest builtin base, so the test's
 
 from __future__ import annotations
 
+import enum
 import inspect
 import math
 import operator
@@ -165,12 +166,8 @@ class Handle:
     def __getattr__(self, name: str) -> Any:
         value = self._ask("getattr", name)
         guard = self._session.guards.get(self._hid)
-        if guard is not None and type(value) is Handle and isinstance(guard[1], type):
-            # A prelude class's factory (``Point.of``) builds what the test
-            # compares as its constructor does: guarded the same way.
-            made = inspect.getattr_static(guard[1], name, None)
-            if isinstance(made, classmethod | staticmethod):
-                self._session.guards[value._hid] = (f"{guard[0]}.{name}", getattr(guard[1], name))
+        if guard is not None and isinstance(guard[1], type):
+            _guard_attribute(self._session, guard, name, value)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -275,6 +272,26 @@ def _built_alike(guard: tuple[str, type], got: Any, args: Any, kwargs: Any) -> N
             f"strict scoring: the program's {name} builds objects differently from the "
             "problem's own on the test's input"
         )
+
+
+def _guard_attribute(session: Asker, guard: tuple[str, Any], name: str, value: Any) -> None:
+    """What the test reads off a guarded prelude class: a factory
+    (``Point.of``) builds what the test compares as the constructor does,
+    and is guarded the same way; an object of the prelude's own classes
+    (``Point.ORIGIN``) must agree with the prelude's."""
+    owner, cls = guard
+    made = inspect.getattr_static(cls, name, None)
+    if isinstance(made, classmethod | staticmethod) and type(value) is Handle:
+        session.guards[value._hid] = (f"{owner}.{name}", getattr(cls, name))
+    elif type(made).__module__ == cls.__module__ and not isinstance(made, type | enum.Enum):
+        try:
+            alike = _same(made, value, set())
+        except Exception:
+            alike = False
+        if not alike:
+            raise Refused(
+                f"strict scoring: the program's {owner}.{name} differs from the problem's own"
+            )
 
 
 def _same(want: Any, got: Any, seen: set[tuple[int, int]], depth: int = 0) -> bool:

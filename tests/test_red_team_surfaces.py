@@ -417,3 +417,45 @@ def test_an_attribute_shadowing_a_prompt_method_is_not_compared_by_it() -> None:
     test = "def check(c):\n    assert c(P(1, 2)) == P(2, 1)\n"
     status, reason = _check_with_prelude(honest, SLOTS_PROMPT, test, "mirror")
     assert status == "passed", reason
+
+
+# An object of the prompt's class kept on the class (``Point.ORIGIN``): the
+# program's own, redefined, was the test's expected value.
+ORIGIN_PROMPT = '''
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+    def __eq__(self, o):
+        return isinstance(o, Point) and (self.x, self.y) == (o.x, o.y)
+Point.ORIGIN = Point(0, 0)
+def reflect(p):
+    """The point reflected through the origin."""
+'''
+
+ORIGIN_REDEFINED = (
+    ORIGIN_PROMPT
+    + """    return Point(5, 5)
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+    def __eq__(self, o):
+        return False
+Point.ORIGIN = Point(5, 5)
+"""
+)
+
+ORIGIN_TEST = """
+def check(candidate):
+    assert candidate(Point(0, 0)) == Point.ORIGIN
+    assert candidate(Point(1, 2)) == Point(-1, -2)
+"""
+
+
+def test_a_redefined_prompt_class_constant_is_not_the_expected_value() -> None:
+    status, reason = _check_with_prelude(ORIGIN_REDEFINED, ORIGIN_PROMPT, ORIGIN_TEST, "reflect")
+    assert status == "failed" and "Point.ORIGIN differs" in reason, reason
+    honest = ORIGIN_PROMPT + "    return Point(-p.x, -p.y)\n"
+    status, reason = _check_with_prelude(honest, ORIGIN_PROMPT, ORIGIN_TEST, "reflect")
+    assert status == "passed", reason
