@@ -19,8 +19,11 @@ stand-in classes derived from their nearest builtin base, so the test's
 
 from __future__ import annotations
 
+import enum
+import inspect
 import math
 import operator
+import types
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -68,6 +71,10 @@ class Asker(Protocol):
     """What a handle needs of its session (see `session.Session`)."""
 
     twins: dict[str, type]
+    guards: dict[int, tuple[str, Callable[..., Any]]]
+    """Handles on the program's class of a name the prelude's class has
+    (the names the test binds): each instance the test builds with one is
+    built by the prelude's class too, and the two must agree."""
     epoch: int
     """Moves whenever the candidate's code may have run (every request but
     the reads of a value): a value read since is still the value."""
@@ -108,14 +115,16 @@ class Handle:
 
     def _read_plain(self) -> Any:
         if self._base is not None:
-            value = self._ask("plain")
+            value = self._reading("plain")
             return value if type(value) is self._base else _no_value
         twin = self._session.twins.get(self._name)
         if twin is None or self._flags & IS_CLASS:
             return _no_value
-        state = self._ask("state")
+        state = self._reading("state")
         if type(state) is not dict or not all(type(k) is str for k in state):
             return _no_value
+        if any(_shadows(twin, key) for key in state):
+            return _no_value  # the prelude's __eq__ would call the candidate's own code
         try:
             made = object.__new__(twin)
             for key, value in state.items():
@@ -123,6 +132,19 @@ class Handle:
         except (TypeError, AttributeError):  # a class object.__new__ cannot make
             return _no_value
         return made
+
+    def _reading(self, op: str) -> Any:
+        """A read of the value (``plain`` or ``state``). It runs none of the
+        candidate's code, so an exception in its place is the child's
+        choice, not the program's: answering ``==`` with a `StopIteration`
+        would end the ``map`` or ``filter`` the test compares in."""
+        try:
+            return self._ask(op)
+        except Exception as exc:
+            raise Refused(
+                f"strict scoring: the candidate's process raised {type(exc).__name__} "
+                f"instead of giving the value of a {self._name} object"
+            ) from None
 
     def _value(self, question: str) -> Any:
         value = self._plain()
@@ -142,7 +164,11 @@ class Handle:
     # attribute access, calls, iteration: forwarded
 
     def __getattr__(self, name: str) -> Any:
-        return self._ask("getattr", name)
+        value = self._ask("getattr", name)
+        guard = self._session.guards.get(self._hid)
+        if guard is not None and isinstance(guard[1], type):
+            _guard_attribute(self._session, guard, name, value)
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._ask("setattr", [name, value])
@@ -151,7 +177,11 @@ class Handle:
         self._ask("delattr", name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._ask("call", (args, kwargs or None))
+        got = self._ask("call", (args, kwargs or None))
+        guard = self._session.guards.get(self._hid)
+        if guard is not None:
+            _built_alike(guard, got, args, kwargs)
+        return got
 
     def __iter__(self) -> Any:
         if self._flags & ITERATOR:
@@ -215,14 +245,101 @@ class Handle:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        if self._flags & DEFAULT_HASH:
+        # The child's flags say what its class keeps of Python's defaults;
+        # a builtin subclass is hashed and tested as its builtin value.
+        if self._flags & DEFAULT_HASH and self._base is None:
             return object.__hash__(self)
         return hash(self._value("hash()"))
 
     def __bool__(self) -> bool:
-        if self._flags & ALWAYS_TRUE:
+        if self._flags & ALWAYS_TRUE and self._base is None:
             return True
         return bool(self._value("the truth value"))
+
+
+def _built_alike(guard: tuple[str, type], got: Any, args: Any, kwargs: Any) -> None:
+    """Refuse an object the test built with the program's class of a
+    prelude class's name unless the prelude's class builds the same from
+    the same arguments: the test builds what it compares with that class,
+    and a program that redefines it must not decide both sides."""
+    name, make = guard
+    try:
+        alike = _same(make(*args, **kwargs), got, set())
+    except Exception:
+        alike = False
+    if not alike:
+        raise Refused(
+            f"strict scoring: the program's {name} builds objects differently from the "
+            "problem's own on the test's input"
+        )
+
+
+def _guard_attribute(session: Asker, guard: tuple[str, Any], name: str, value: Any) -> None:
+    """What the test reads off a guarded prelude class: a factory
+    (``Point.of``) builds what the test compares as the constructor does,
+    and is guarded the same way; an object of the prelude's own classes
+    (``Point.ORIGIN``) must agree with the prelude's."""
+    owner, cls = guard
+    made = inspect.getattr_static(cls, name, None)
+    if isinstance(made, classmethod | staticmethod) and type(value) is Handle:
+        session.guards[value._hid] = (f"{owner}.{name}", getattr(cls, name))
+    elif type(made).__module__ == cls.__module__ and not isinstance(made, type | enum.Enum):
+        try:
+            alike = _same(made, value, set())
+        except Exception:
+            alike = False
+        if not alike:
+            raise Refused(
+                f"strict scoring: the program's {owner}.{name} differs from the problem's own"
+            )
+
+
+def _same(want: Any, got: Any, seen: set[tuple[int, int]], depth: int = 0) -> bool:
+    """Do the prelude's object and the program's agree? Objects of classes
+    that keep the default ``==`` (a prelude's ``Node`` its ``LinkedList``
+    makes) by their attributes, the rest by the prelude's ``==``."""
+    if want is got or (id(want), id(got)) in seen:
+        return True
+    if depth > 50:
+        return False
+    seen.add((id(want), id(got)))
+    if type(got) is Handle:
+        got = got._plain()
+        if got is _no_value:
+            return False
+    if type(want) is not type(got):
+        return bool(want == got)
+    if type(want) in (list, tuple):
+        pairs = zip(want, got, strict=False)
+        return len(want) == len(got) and all(_same(x, y, seen, depth + 1) for x, y in pairs)
+    if type(want) is dict:
+        a, b = want, got
+    elif type(want).__eq__ is not object.__eq__:
+        return bool(want == got)
+    else:
+        a, b = _state(want), _state(got)
+    return a.keys() == b.keys() and all(_same(a[k], b[k], seen, depth + 1) for k in a)
+
+
+def _shadows(cls: type, key: str) -> bool:
+    """Would an instance attribute ``key`` stand in for something ``cls``
+    defines as code (a method, a property), or for Python's own names?"""
+    if key.startswith("__") and key.endswith("__"):
+        return True
+    found = inspect.getattr_static(cls, key, None)
+    if type(found) is types.MemberDescriptorType:  # a slot: where the attribute lives
+        return False
+    return callable(found) or hasattr(found, "__get__")
+
+
+def _state(obj: object) -> dict[str, Any]:
+    found = getattr(obj, "__dict__", None)
+    out = dict(found) if type(found) is dict else {}
+    for cls in type(obj).__mro__:
+        for slot in getattr(cls, "__slots__", ()):
+            if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
+                out[slot] = getattr(obj, slot)
+    return out
 
 
 def _text(value: Any) -> str:

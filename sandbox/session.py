@@ -29,6 +29,7 @@ try:
         CandidateGone,
         CheckSetupError,
         Handle,
+        Refused,
     )
 except ImportError:  # loaded as a top-level module inside the verifier
     import protocol  # type: ignore[no-redef,import-not-found]
@@ -41,6 +42,7 @@ except ImportError:  # loaded as a top-level module inside the verifier
         CandidateGone,
         CheckSetupError,
         Handle,
+        Refused,
     )
 
 _READS = frozenset({"plain", "state"})
@@ -60,6 +62,8 @@ class Session:
         self.chan = chan
         self.test_module = test_module
         self.twins = twins or {}
+        self.guards: dict[int, tuple[str, Callable[..., Any]]] = {}
+        """See `handles.Asker.guards`."""
         """The prelude's own classes by name: an instance of the candidate's
         class of that name is compared as the prelude's class would."""
         self.handles: dict[int, Any] = {}
@@ -135,8 +139,11 @@ class Session:
         class of the program's matches), else from its nearest builtin base.
         Its ``__str__`` gives the text the candidate's class gave, if any."""
         parent = getattr(builtins, base, None)
-        if not (isinstance(parent, type) and issubclass(parent, Exception)):
+        if not (isinstance(parent, type) and issubclass(parent, BaseException)):
             parent = Exception
+        # A program's subclass of a BaseException-only builtin (SystemExit,
+        # KeyboardInterrupt, GeneratorExit) stays one: raised, it is the
+        # candidate's exit, never caught by the test's ``except Exception``.
         parents: list[type] = []
         for item in bases[:8] if depth < MAX_EXC_DEPTH else []:
             made = None
@@ -144,7 +151,7 @@ class Session:
                 made = getattr(builtins, item, None)
             elif type(item) is list and len(item) >= 2 and item[0] == "h":
                 made = self._handle(item, depth + 1)
-            if isinstance(made, type) and issubclass(made, Exception) and made not in parents:
+            if isinstance(made, type) and issubclass(made, BaseException) and made not in parents:
                 parents.append(made)
         label = name if name.isidentifier() else "CandidateException"
         body = {"__module__": "candidate", "__str__": _standin_str}
@@ -202,6 +209,18 @@ class Session:
             return cls(*args)
         except Exception:
             return CandidateError(_describe(type_name, args))
+
+    def guard_class(self, name: str, value: Any, trusted: type) -> None:
+        """The program's ``value`` for the prelude's class ``trusted``: the
+        objects the test builds with it must agree with the prelude's (see
+        `handles.Asker.guards`); an exception class's stand-in in its place
+        would build them in the verifier, unguarded."""
+        if type(value) is Handle:
+            twin = self.twins.get(trusted.__qualname__)
+            if twin is not None:
+                self.guards[value._hid] = (name, twin)
+        elif trusted.__module__ == self.test_module and not issubclass(trusted, BaseException):
+            raise Refused(f"strict scoring: the program's {name} is not a class")
 
     def decode(self, tree: object) -> Any:
         try:

@@ -100,8 +100,11 @@ class CallTimeLimit(BaseException):
 
 
 def _reason(exc: BaseException) -> str:
-    text = str(exc)
     name = type(exc).__name__
+    try:  # str() can run the candidate's code (handles in args): a name will do
+        text = str(exc)
+    except BaseException:
+        return name[:500]
     if isinstance(exc, CandidateError | CandidateExit | CandidateGone | handles.Refused):
         return text[:500]
     return (f"{name}: {text}" if text else name)[:500]
@@ -280,7 +283,7 @@ class Verifier:
             return result("failed", "the candidate's process answered out of turn")
         try:
             self._bind(scope, check.entry, first.names, code.names - ours, talk, prelude)
-        except Exception as exc:
+        except BaseException as exc:  # the child died, exited or refused a read
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         random.setstate(self.random_state)
         talk.random_state = random.getstate()
@@ -320,6 +323,8 @@ class Verifier:
             value = talk.decode(tree)
             if name != entry and isinstance(trusted, FunctionType):
                 value = guarded(name, value, trusted)
+            elif name != entry and isinstance(trusted, type):
+                talk.guard_class(name, value, trusted)
             scope[name] = value
         if entry not in found:
 
@@ -349,6 +354,7 @@ class Verifier:
         except CheckSetupError as exc:
             return result("error", str(exc)[:500])
         except BaseException as exc:
+            _armed = False  # the verdict is in: no late CPU signal inside _reason
             return result("failed", _reason(exc))
         finally:
             _armed = False
