@@ -314,7 +314,7 @@ def _same(want: Any, got: Any, seen: set[tuple[int, int]], depth: int = 0) -> bo
         return len(want) == len(got) and all(_same(x, y, seen, depth + 1) for x, y in pairs)
     if type(want) is dict:
         a, b = want, got
-    elif type(want).__eq__ is not object.__eq__:
+    elif type(want).__eq__ is not _OBJECT_EQ:
         return bool(want == got)
     else:
         a, b = _state(want), _state(got)
@@ -368,6 +368,7 @@ def _reflected(name: str) -> Callable[..., Any]:
     return reflected
 
 
+_OBJECT_EQ: object = object.__eq__
 _BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift")
 for _name in ("lt", "le", "gt", "ge", *_BINARY):
     setattr(Handle, f"__{_name}__", _forward(_name))

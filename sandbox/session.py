@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 try:
-    from . import protocol, wire
+    from . import protocol, testrandom, wire
     from .handles import (
         BASES,
         EXC_CLASS,
@@ -33,6 +33,7 @@ try:
     )
 except ImportError:  # loaded as a top-level module inside the verifier
     import protocol  # type: ignore[no-redef,import-not-found]
+    import testrandom  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
     from handles import (  # type: ignore[no-redef,import-not-found]
         BASES,
@@ -72,8 +73,7 @@ class Session:
         self.standins: dict[int, type[BaseException]] = {}
         self.depth = 0
         self.random_state: object = None
-        self.seeds = _SEEDS[0]
-        self.uses = _USES[0]
+        self.seeds, self.uses = testrandom.seedings()
         self.output_budget = OUTPUT_BUDGET
         """What the child's ``random`` was last set to, and the count of
         seedings then (a test that seeds twice with one seed, around a call
@@ -269,13 +269,14 @@ class Session:
         since it was last sent (only this way: the child's draws never
         reach the test's ``random``). Read only after the test used the
         module: a state is 625 numbers, and most calls come with none."""
-        if _USES[0] == self.uses:
+        seeds, uses = testrandom.seedings()
+        if uses == self.uses:
             return None
-        self.uses = _USES[0]
+        self.uses = uses
         state = random.getstate()
-        if state == self.random_state and _SEEDS[0] == self.seeds:
+        if state == self.random_state and seeds == self.seeds:
             return None
-        self.random_state, self.seeds = state, _SEEDS[0]
+        self.random_state, self.seeds = state, seeds
         version, internal, gauss = state
         return [version, list(internal), gauss]
 
@@ -386,38 +387,6 @@ MAX_EXC_DEPTH = 20
 """Levels of exception classes of the program's rebuilt as stand-ins."""
 _TEXTS: weakref.WeakKeyDictionary[BaseException, str] = weakref.WeakKeyDictionary()
 """``str()`` of rebuilt exceptions whose candidate class overrides ``__str__``."""
-
-
-_SEEDS = [0]
-"""How many times the verifier's ``random`` was seeded or set (see `watch_random`)."""
-_USES = [0]
-"""How many times the verifier's ``random`` was used (a draw, a seeding)."""
-
-
-def seedings() -> tuple[int, int]:
-    """How many times the test seeded or set ``random``, and used it, so far."""
-    return _SEEDS[0], _USES[0]
-
-
-def watch_random() -> None:
-    """Count the test's uses of the module's functions, and of them the
-    seedings (the verifier's module, wrapped once at start)."""
-    for name in random.__all__:
-        original = getattr(random, name)
-        if name == "getstate" or getattr(original, "__self__", None) is not random._inst:  # type: ignore[attr-defined]
-            continue
-        seeds = name in ("seed", "setstate")
-
-        def counted(
-            *args: Any, _original: Any = original, _seeds: bool = seeds, **kwargs: Any
-        ) -> Any:
-            _USES[0] += 1
-            _SEEDS[0] += _seeds
-            return _original(*args, **kwargs)
-
-        counted.__name__ = counted.__qualname__ = name
-        counted.__doc__ = original.__doc__
-        setattr(random, name, counted)
 
 
 def _standin_str(self: BaseException) -> str:

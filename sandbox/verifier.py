@@ -54,7 +54,7 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import cgroups, frames, handles, protocol, session
+    from . import cgroups, frames, handles, protocol, session, testrandom
     from .channel import Channel
     from .testcode import Capture, Compiled, TestBroken, guarded
 except ImportError:
@@ -63,6 +63,7 @@ except ImportError:
     import handles  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import session  # type: ignore[no-redef,import-not-found]
+    import testrandom  # type: ignore[no-redef,import-not-found]
     from channel import Channel  # type: ignore[no-redef,import-not-found]
     from testcode import (  # type: ignore[no-redef,import-not-found]
         Capture,
@@ -152,7 +153,7 @@ class Verifier:
         self.hello = hello
         self.out_fd = out_fd
         self.link = socket.socket(fileno=hello.link_fd)
-        session.watch_random()
+        testrandom.watch_random()
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
         self.cache: OrderedDict[tuple[str, str, str], Compiled | TestBroken] = OrderedDict()
@@ -287,7 +288,7 @@ class Verifier:
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         random.setstate(self.random_state)
         talk.random_state = random.getstate()
-        talk.seeds, talk.uses = session.seedings()
+        talk.seeds, talk.uses = testrandom.seedings()
         return self._drive(code.driver, scope, result, cpu_s)
 
     def _bind(
