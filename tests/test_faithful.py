@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
@@ -321,12 +322,19 @@ def _run(tmp: Path, scoring: str) -> dict[tuple[str, int], CandidateResult]:
 def verdicts(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, dict[tuple[str, int], CandidateResult]]:
-    tmp = tmp_path_factory.mktemp("faithful")
+    return score_both(tmp_path_factory.mktemp("faithful"), SHAPES, INTENDED)
+
+
+def score_both(
+    tmp: Path, shapes: Mapping[str, tuple[str, ...]], listed: Mapping[str, tuple[str, ...]]
+) -> dict[str, dict[tuple[str, int], CandidateResult]]:
+    """Each shape's right and wrong answer, and each listed case's one
+    answer, scored strict and official in one run each."""
     problems, samples = [], []
-    for name, (prompt, test, entry, right, wrong) in SHAPES.items():
+    for name, (prompt, test, entry, right, wrong) in shapes.items():
         problems.append({"task_id": name, "prompt": prompt, "test": test, "entry_point": entry})
         samples += [{"task_id": name, "completion": c} for c in (right, wrong)]
-    for name, (prompt, test, entry, answer, *_) in INTENDED.items():
+    for name, (prompt, test, entry, answer, *_) in listed.items():
         problems.append({"task_id": name, "prompt": prompt, "test": test, "entry_point": entry})
         samples.append({"task_id": name, "completion": answer})
     (tmp / "problems.jsonl").write_text("".join(json.dumps(p) + "\n" for p in problems))

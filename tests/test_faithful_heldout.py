@@ -9,10 +9,8 @@ listed in docs/strict-scoring.md with its reason."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from test_faithful import _d, _run
+from test_faithful import _d, score_both
 
 from aioeval.types import CandidateResult
 
@@ -675,17 +673,7 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
 def verdicts(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, dict[tuple[str, int], CandidateResult]]:
-    tmp = tmp_path_factory.mktemp("heldout")
-    problems, samples = [], []
-    for name, (prompt, test, entry, right, wrong) in SHAPES.items():
-        problems.append({"task_id": name, "prompt": prompt, "test": test, "entry_point": entry})
-        samples += [{"task_id": name, "completion": c} for c in (right, wrong)]
-    for name, (prompt, test, entry, answer, *_) in LIMITS.items():
-        problems.append({"task_id": name, "prompt": prompt, "test": test, "entry_point": entry})
-        samples.append({"task_id": name, "completion": answer})
-    (tmp / "problems.jsonl").write_text("".join(json.dumps(p) + "\n" for p in problems))
-    (tmp / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
-    return {m: _run(tmp, m) for m in ("strict", "official")}
+    return score_both(tmp_path_factory.mktemp("heldout"), SHAPES, LIMITS)
 
 
 @pytest.mark.parametrize("name", list(SHAPES))

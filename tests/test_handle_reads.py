@@ -88,10 +88,15 @@ def check(count):
 """
 
 
-def _check(program: str, setup: str, entry: str) -> tuple[str, str]:
+def check_strict(program: str, setup: str, entry: str, prelude: str = "") -> tuple[str, str]:
+    """(status, reason) of one strict check: ``check(entry)`` after
+    `setup` (and the prompt `prelude`) in the verifier, `program` in a child."""
+
     async def go() -> tuple[str, str]:
         async with LocalPool(workers=1, limits=Limits(cpu_s=6.0, wall_s=30.0)) as pool:
-            task = Checked(program=program, entry=entry, setup=setup, driver=f"check({entry})")
+            task = Checked(
+                program=program, entry=entry, setup=setup, driver=f"check({entry})", prelude=prelude
+            )
             out = await pool.execute(task)
         return out.status, out.reason
 
@@ -99,15 +104,15 @@ def _check(program: str, setup: str, entry: str) -> tuple[str, str]:
 
 
 def test_a_value_that_changes_between_reads_is_read_once() -> None:
-    status, reason = _check(VARYING_ROOT, ROOT_TEST, "find_zero")
+    status, reason = check_strict(VARYING_ROOT, ROOT_TEST, "find_zero")
     assert status == "failed", reason
 
 
 def test_work_put_off_until_the_value_is_read_counts_in_the_call() -> None:
-    status, reason = _check(LAZY_WORK, TIMED_TEST, "f")
+    status, reason = check_strict(LAZY_WORK, TIMED_TEST, "f")
     assert status == "timeout" and "time limit of 1s" in reason, reason
 
 
 def test_honest_subclass_values_compare_and_follow_their_own_changes() -> None:
-    status, reason = _check(HONEST, HONEST_TEST, "count")
+    status, reason = check_strict(HONEST, HONEST_TEST, "count")
     assert status == "passed", reason

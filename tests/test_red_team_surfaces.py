@@ -6,11 +6,8 @@ its flags, reads and replies are its to choose."""
 
 from __future__ import annotations
 
-import anyio
 import pytest
-
-from aioeval.executors.local import LocalPool
-from aioeval.sandbox.protocol import Checked, Limits
+from test_handle_reads import check_strict
 
 # The child's description of its objects, replaced by the candidate's own
 # functions (``described`` is the module with ``as_base`` and ``flags``).
@@ -150,35 +147,25 @@ def check(candidate):
 """
 
 
-def _check(program: str, setup: str, entry: str) -> tuple[str, str]:
-    async def go() -> tuple[str, str]:
-        async with LocalPool(workers=1, limits=Limits(cpu_s=6.0, wall_s=30.0)) as pool:
-            task = Checked(program=program, entry=entry, setup=setup, driver=f"check({entry})")
-            out = await pool.execute(task)
-        return out.status, out.reason
-
-    return anyio.run(go)
-
-
 @pytest.mark.parametrize("test", [MAP_TEST, FILTER_TEST], ids=["map", "filter"])
 def test_a_read_answered_with_stop_iteration_fails(test: str) -> None:
-    status, reason = _check(STOP_ON_REREAD, test, "add_one")
+    status, reason = check_strict(STOP_ON_REREAD, test, "add_one")
     assert status == "failed" and "instead of giving the value" in reason, reason
 
 
 def test_always_true_flag_does_not_decide_a_builtin_value_s_truth() -> None:
-    status, reason = _check(ALWAYS_TRUE_ZERO, NOT_ODD_TEST, "is_odd")
+    status, reason = check_strict(ALWAYS_TRUE_ZERO, NOT_ODD_TEST, "is_odd")
     assert status == "passed", reason
 
 
 def test_identity_hash_flag_does_not_decide_a_builtin_value_s_hash() -> None:
-    status, reason = _check(IDENTITY_HASH, EXCLUDED_TEST, "pick")
+    status, reason = check_strict(IDENTITY_HASH, EXCLUDED_TEST, "pick")
     assert status == "failed", reason
 
 
 @pytest.mark.parametrize("base", ["KeyboardInterrupt", "SystemExit", "GeneratorExit"])
 def test_a_subclass_of_an_exit_is_not_caught_as_an_exception(base: str) -> None:
-    status, reason = _check(EXIT_SUBCLASS.format(base=base), TOLERANT_TEST, "safe_div")
+    status, reason = check_strict(EXIT_SUBCLASS.format(base=base), TOLERANT_TEST, "safe_div")
     assert status == "failed" and "Stop" in reason, reason
 
 
@@ -186,13 +173,13 @@ def test_a_subclass_of_an_exit_is_not_caught_as_an_exception(base: str) -> None:
     "how", ["    raise KeyboardInterrupt", "    raise ValueError", "    os._exit(0)"]
 )
 def test_a_read_while_binding_names_fails_the_answer_not_the_verifier(how: str) -> None:
-    status, reason = _check(BIND_READ.format(how=how), WRONG_TEST, "f")
+    status, reason = check_strict(BIND_READ.format(how=how), WRONG_TEST, "f")
     assert status == "failed" and "names could not be read" in reason, reason
 
 
 @pytest.mark.parametrize("how", ["raise KeyboardInterrupt", "return 5"])
 def test_an_exception_s_text_that_fails_keeps_the_verdict(how: str) -> None:
-    status, reason = _check(REASON_TEXT.format(how=how), WRONG_TEST, "f")
+    status, reason = check_strict(REASON_TEXT.format(how=how), WRONG_TEST, "f")
     assert status == "failed" and reason.startswith("ValueError"), reason
 
 
@@ -231,26 +218,10 @@ class Point:
 POINT_HONEST = POINT_PROMPT + "    return Point((a.x + b.x) / 2, (a.y + b.y) / 2)\n"
 
 
-def _check_with_prelude(program: str, prelude: str, setup: str, entry: str) -> tuple[str, str]:
-    async def go() -> tuple[str, str]:
-        async with LocalPool(workers=1, limits=Limits(cpu_s=6.0, wall_s=30.0)) as pool:
-            task = Checked(
-                program=program,
-                entry=entry,
-                setup=setup,
-                driver=f"check({entry})",
-                prelude=prelude,
-            )
-            out = await pool.execute(task)
-        return out.status, out.reason
-
-    return anyio.run(go)
-
-
 def test_a_redefined_prompt_class_does_not_build_the_expected_value() -> None:
-    status, reason = _check_with_prelude(POINT_REDEFINED, POINT_PROMPT, POINT_TEST, "midpoint")
+    status, reason = check_strict(POINT_REDEFINED, POINT_TEST, "midpoint", POINT_PROMPT)
     assert status == "failed" and "builds objects differently" in reason, reason
-    status, reason = _check_with_prelude(POINT_HONEST, POINT_PROMPT, POINT_TEST, "midpoint")
+    status, reason = check_strict(POINT_HONEST, POINT_TEST, "midpoint", POINT_PROMPT)
     assert status == "passed", reason
 
 
@@ -287,7 +258,7 @@ def check(candidate):
 
 
 def test_prompt_objects_built_by_prompt_classes_agree_by_their_attributes() -> None:
-    status, reason = _check_with_prelude(NESTED_HONEST, NESTED_PROMPT, NESTED_TEST, "push")
+    status, reason = check_strict(NESTED_HONEST, NESTED_TEST, "push", NESTED_PROMPT)
     assert status == "passed", reason
 
 
@@ -330,11 +301,9 @@ def check(candidate):
 
 
 def test_a_redefined_prompt_class_factory_does_not_build_the_expected_value() -> None:
-    status, reason = _check_with_prelude(
-        FACTORY_REDEFINED, FACTORY_PROMPT, FACTORY_TEST, "midpoint"
-    )
+    status, reason = check_strict(FACTORY_REDEFINED, FACTORY_TEST, "midpoint", FACTORY_PROMPT)
     assert status == "failed" and "Point.of builds objects differently" in reason, reason
-    status, reason = _check_with_prelude(FACTORY_HONEST, FACTORY_PROMPT, FACTORY_TEST, "midpoint")
+    status, reason = check_strict(FACTORY_HONEST, FACTORY_TEST, "midpoint", FACTORY_PROMPT)
     assert status == "passed", reason
 
 
@@ -369,7 +338,7 @@ _patch_flags(lambda v, f: f | 64 if v is Point else f)
 
 
 def test_a_prompt_class_is_not_bound_to_an_exception_stand_in() -> None:
-    status, reason = _check_with_prelude(POINT_AS_EXCEPTION, VARS_PROMPT, POINT_TEST, "midpoint")
+    status, reason = check_strict(POINT_AS_EXCEPTION, POINT_TEST, "midpoint", VARS_PROMPT)
     assert status == "failed" and "Point is not a class" in reason, reason
 
 
@@ -411,11 +380,11 @@ def mirror(p):
 
 
 def test_an_attribute_shadowing_a_prompt_method_is_not_compared_by_it() -> None:
-    status, reason = _check_with_prelude(KEY_SHADOWED, KEY_PROMPT, POINT_TEST, "midpoint")
+    status, reason = check_strict(KEY_SHADOWED, POINT_TEST, "midpoint", KEY_PROMPT)
     assert status == "failed" and "only the candidate's own code" in reason, reason
     honest = SLOTS_PROMPT + "    return P(p.y, p.x)\n"
     test = "def check(c):\n    assert c(P(1, 2)) == P(2, 1)\n"
-    status, reason = _check_with_prelude(honest, SLOTS_PROMPT, test, "mirror")
+    status, reason = check_strict(honest, test, "mirror", SLOTS_PROMPT)
     assert status == "passed", reason
 
 
@@ -454,8 +423,8 @@ def check(candidate):
 
 
 def test_a_redefined_prompt_class_constant_is_not_the_expected_value() -> None:
-    status, reason = _check_with_prelude(ORIGIN_REDEFINED, ORIGIN_PROMPT, ORIGIN_TEST, "reflect")
+    status, reason = check_strict(ORIGIN_REDEFINED, ORIGIN_TEST, "reflect", ORIGIN_PROMPT)
     assert status == "failed" and "Point.ORIGIN differs" in reason, reason
     honest = ORIGIN_PROMPT + "    return Point(-p.x, -p.y)\n"
-    status, reason = _check_with_prelude(honest, ORIGIN_PROMPT, ORIGIN_TEST, "reflect")
+    status, reason = check_strict(honest, ORIGIN_TEST, "reflect", ORIGIN_PROMPT)
     assert status == "passed", reason
