@@ -283,6 +283,17 @@ def jsonl_rows(
             raise InputError(f"{source}:{lineno}: {exc}") from None
 
 
+def sample_rows(path: Path, decoder: msgspec.json.Decoder[T]) -> list[tuple[int, T]]:
+    """A samples file's JSONL rows with their line numbers; one line naming
+    the file when it cannot be read."""
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read samples: {exc.strerror}") from None
+    with fh:
+        return list(jsonl_rows(fh, str(path), decoder))
+
+
 def read_completions(
     path: Path, dataset: Dataset, decoder: msgspec.json.Decoder[Any]
 ) -> Iterator[Candidate]:
@@ -291,18 +302,13 @@ def read_completions(
     known = {p.id for p in dataset.problems}
     seen: dict[str, int] = {}
     out: list[Candidate] = []
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read samples: {exc.strerror}") from None
-    with fh:
-        for lineno, row in jsonl_rows(fh, str(path), decoder):
-            pid = str(row.task_id)
-            if pid not in known:
-                raise InputError(f"{path}:{lineno}: unknown task_id {row.task_id!r}")
-            index = seen[pid] = seen.get(pid, -1) + 1
-            text = row.completion
-            out.append(Candidate(problem_id=pid, sample_index=index, raw=text, text=text))
+    for lineno, row in sample_rows(path, decoder):
+        pid = str(row.task_id)
+        if pid not in known:
+            raise InputError(f"{path}:{lineno}: unknown task_id {row.task_id!r}")
+        index = seen[pid] = seen.get(pid, -1) + 1
+        text = row.completion
+        out.append(Candidate(problem_id=pid, sample_index=index, raw=text, text=text))
     if not out:
         raise InputError(f"{path}: no samples found")
     return iter(out)

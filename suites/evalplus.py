@@ -61,8 +61,8 @@ from .base import (
     dataset_of,
     defines_function,
     fixture_records,
-    jsonl_rows,
     offload,
+    sample_rows,
     unwrap_fence,
     verdict_from_outcome,
 )
@@ -250,13 +250,7 @@ class EvalPlus(SuiteBase):
         decoder = msgspec.json.Decoder(_Sample)
         seen: dict[str, int] = {}
         out: list[Candidate] = []
-        try:
-            fh = path.open("rb")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read samples: {exc.strerror}") from None
-        with fh:
-            rows = list(jsonl_rows(fh, str(path), decoder))
-        for lineno, row in rows:
+        for lineno, row in sample_rows(path, decoder):
             problem = problems.get(row.task_id)
             if problem is None:
                 raise InputError(f"{path}:{lineno}: unknown task_id {row.task_id!r}")
