@@ -88,9 +88,9 @@ def phase_of(symbol: str, dso: str) -> str:
     return "kernel"
 
 
-def profile(cmd: list[str], work: Path, rate: int) -> tuple[dict[str, dict[str, int]], float, int]:
+def profile(cmd: list[str], work: Path, rate: int) -> tuple[dict[str, dict[str, int]], float]:
     """Run `cmd` under ``perf record -a``; samples per role and phase, the
-    run's wall time, and the sampling rate's samples per second."""
+    run's wall time."""
     data = work / "perf.data"
     perf = subprocess.Popen(
         ["perf", "record", "-a", "-F", str(rate), "-o", str(data)],
@@ -130,7 +130,7 @@ def profile(cmd: list[str], work: Path, rate: int) -> tuple[dict[str, dict[str, 
         if role:
             for phase, n in by_phase.items():
                 table[role][phase] += n
-    return table, wall, rate
+    return table, wall
 
 
 def _watch(run: subprocess.Popen[bytes]) -> dict[int, str]:
@@ -245,9 +245,9 @@ def main() -> None:
             n = len(make_samples(samples, args.per_problem))
             for scoring in ("strict", "official"):
                 cmd = score_cmd(samples, work / scoring, scoring, args.workers, None)
-                table, wall, rate = profile(cmd, work, args.rate)
+                table, wall = profile(cmd, work, args.rate)
                 emit(args, {"case": "humaneval", "scoring": scoring, "candidates": n,
-                            "wall_s": round(wall, 2), "us_per_candidate": per_item(table, rate, n)})  # fmt: skip
+                            "wall_s": round(wall, 2), "us_per_candidate": per_item(table, args.rate, n)})  # fmt: skip
         if "calls" in only:
             dataset, one, many = calls_files(work, args.calls, args.per_problem * 10)
             n = args.per_problem * 10
@@ -258,11 +258,11 @@ def main() -> None:
                         path, work / f"{scoring}-{name}", scoring, args.workers, dataset
                     )
                     runs.append(profile(cmd, work, args.rate))
-                (t1, w1, rate), (tn, wn, _) = runs
+                (t1, w1), (tn, wn) = runs
                 extra = {r: {p: tn[r][p] - t1[r][p] for p in PHASES} for r in ROLES}
                 emit(args, {"case": "calls", "scoring": scoring, "candidates": n,
                             "calls": args.calls, "wall_s": [round(w1, 2), round(wn, 2)],
-                            "us_per_call": per_item(extra, rate, n * (args.calls - 1))})  # fmt: skip
+                            "us_per_call": per_item(extra, args.rate, n * (args.calls - 1))})  # fmt: skip
 
 
 def emit(args: argparse.Namespace, row: dict[str, Any]) -> None:
