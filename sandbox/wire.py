@@ -55,7 +55,6 @@ _id = id
 _int = int
 _float = float
 _repr = repr
-_isinstance = isinstance
 _list_iter = list.__iter__
 _dict_items = dict.items
 _deque = collections.deque
