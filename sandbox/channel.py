@@ -24,6 +24,10 @@ except ImportError:  # loaded as a top-level module inside the verifier
     from handles import CandidateGone  # type: ignore[no-redef,import-not-found]
 
 MAX_MESSAGE = 16 * 1024 * 1024 + 1024
+_LEN = struct.Struct("<I")
+_CHUNK = memoryview(bytearray(1 << 16))
+"""Every read's buffer, one for the process (what a read brings is copied
+out at once)."""
 _message = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
 
 
@@ -34,7 +38,7 @@ class Channel:
     def __init__(self, fd: int, deadline: float) -> None:
         self.fd = fd
         self.deadline = deadline
-        self.buf = bytearray()
+        self.buf: bytes | bytearray = b""
         # Reads block with a kernel timeout rather than a select() per read:
         # one syscall per message on the hot path of every call.
         self.sock = socket.socket(fileno=os.dup(fd))
@@ -59,29 +63,42 @@ class Channel:
             ) from None
 
     def receive(self) -> Any:
-        (size,) = struct.unpack("<I", self._take(4))
-        if size > MAX_MESSAGE:
-            raise CandidateGone("the candidate's value is too large")
-        try:
-            return _message.decode(self._take(size))
-        except msgspec.DecodeError:
-            raise CandidateGone("the candidate's process sent a malformed message") from None
-        except MemoryError:  # our address-space limit, reached while decoding
-            raise CandidateGone("the candidate's value does not fit in the memory limit") from None
+        buf = self.buf
+        while True:
+            have = len(buf)
+            if have >= 4:
+                (size,) = _LEN.unpack_from(buf)
+                if size > MAX_MESSAGE:
+                    raise CandidateGone("the candidate's value is too large")
+                if have >= 4 + size:
+                    self.buf = buf[4 + size :]
+                    return _decoded(memoryview(buf)[4 : 4 + size])
+            if not buf:
+                buf = self.buf = bytes(self._read())
+                continue
+            if type(buf) is bytes:  # a frame in pieces: gathered in place
+                buf = self.buf = bytearray(buf)
+            buf += self._read()
 
-    def _take(self, n: int) -> bytes:
-        while len(self.buf) < n:
-            try:
-                chunk = frames.recv_soon(self.sock, 1 << 20)
-            except BlockingIOError:  # SO_RCVTIMEO ran out
-                chunk = None
-            except OSError:
-                chunk = b""
-            if chunk is None or time.monotonic() > self.deadline:
-                raise CandidateGone("no answer from the candidate within the wall-clock budget")
-            if not chunk:
-                raise CandidateGone("the candidate's process ended before the check completed")
-            self.buf += chunk
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
+    def _read(self) -> memoryview:
+        """What the child sent next (at least a byte), within the deadline."""
+        try:
+            got: int | None = frames.recv_soon(self.sock, _CHUNK)
+        except BlockingIOError:  # SO_RCVTIMEO ran out
+            got = None
+        except OSError:
+            got = 0
+        if got is None or time.monotonic() > self.deadline:
+            raise CandidateGone("no answer from the candidate within the wall-clock budget")
+        if not got:
+            raise CandidateGone("the candidate's process ended before the check completed")
+        return _CHUNK[:got]
+
+
+def _decoded(frame: memoryview) -> Any:
+    try:
+        return _message.decode(frame)
+    except msgspec.DecodeError:
+        raise CandidateGone("the candidate's process sent a malformed message") from None
+    except MemoryError:  # our address-space limit, reached while decoding
+        raise CandidateGone("the candidate's value does not fit in the memory limit") from None

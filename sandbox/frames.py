@@ -107,9 +107,11 @@ _credit = _CREDIT
 _skipped = 0
 
 
-def recv_soon(sock: socket.socket, n: int) -> bytes:
-    """Up to `n` bytes from `sock`, polling without sleeping for a while
-    first (`spin`). The two ends of a call channel answer each other within
+def recv_soon(sock: socket.socket, view: memoryview) -> int:
+    """Read what `sock` has into `view`, the caller's one buffer (a fresh
+    bytes object per read of a large size is memory mapped and unmapped
+    again on every call); the count, 0 at EOF. Polls without sleeping for
+    a while first (`spin`). The two ends of a call channel answer each other within
     microseconds, and waking a sleeping reader costs tens of them (more in
     a VM): a reader that is still awake when the answer lands gets it for
     the price of a syscall. Then a plain blocking read (the socket's own
@@ -121,23 +123,23 @@ def recv_soon(sock: socket.socket, n: int) -> bytes:
     a poll again every 64 reads."""
     global _credit, _skipped
     if _spin <= 0:
-        return sock.recv(n)
+        return sock.recv_into(view)
     if _credit <= 0:
         _skipped += 1
         if _skipped < 64:
-            return sock.recv(n)
+            return sock.recv_into(view)
         _skipped, _credit = 0, 1
     until = time.perf_counter() + _spin
     while True:
         try:
-            data = sock.recv(n, socket.MSG_DONTWAIT)
+            n = sock.recv_into(view, 0, socket.MSG_DONTWAIT)
         except BlockingIOError:
             if time.perf_counter() >= until:
                 _credit -= 4
-                return sock.recv(n)
+                return sock.recv_into(view)
         else:
             _credit = min(_credit + 1, _CREDIT)
-            return data
+            return n
 
 
 _kept: dict[str, int] = {}

@@ -191,7 +191,8 @@ class _Peer:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.sock = _socket(fileno=fd)
-        self.buf = b""
+        self.buf: bytes | bytearray = b""
+        self.chunk = memoryview(bytearray(1 << 14))
         self.scope: dict[str, object] = {}
         self.objects: list[object] = []
         self.object_ids: dict[int, int] = {}
@@ -212,25 +213,32 @@ class _Peer:
             _done()  # the verifier hung up
 
     def receive(self) -> Any:
-        if not self._fill(LEN.size):
-            return None
-        (size,) = LEN.unpack_from(self.buf)
-        if size > protocol.MAX_FRAME or not self._fill(LEN.size + size):
-            return None
-        frame = self.buf[LEN.size : LEN.size + size]
-        self.buf = self.buf[LEN.size + size :]
-        return _decoder.decode(frame)
-
-    def _fill(self, n: int) -> bool:
-        while _len(self.buf) < n:
+        """The next message; None when the verifier hung up or sent a frame
+        past the cap. Whole frames are decoded as they arrive (one read
+        brings one frame, as the two sides take turns)."""
+        buf = self.buf
+        while True:
+            have = _len(buf)
+            if have >= LEN.size:
+                (size,) = LEN.unpack_from(buf)
+                if size > protocol.MAX_FRAME:
+                    return None
+                end = LEN.size + size
+                if have >= end:
+                    self.buf = buf[end:]
+                    return _decoder.decode(memoryview(buf)[LEN.size : end])
             try:
-                chunk = _recv_soon(self.sock, 1 << 16)
+                got = _recv_soon(self.sock, self.chunk)
             except OSError:
-                return False
-            if not chunk:
-                return False
-            self.buf += chunk
-        return True
+                return None
+            if not got:
+                return None
+            if not buf:
+                buf = bytes(self.chunk[:got])
+            else:  # a frame in pieces: gathered in place
+                if _type(buf) is bytes:
+                    buf = bytearray(buf)
+                buf += self.chunk[:got]
 
     # --- values -----------------------------------------------------------
 

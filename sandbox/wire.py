@@ -74,6 +74,8 @@ _FACTORIES: dict[str, Any] = {
     "bool": bool,
 }
 _FACTORY_NAMES = {id(v): k for k, v in _FACTORIES.items()}
+_PLAIN = frozenset({bool, int, float, str, bytes, type(None)})
+"""What a tree holds as itself."""
 MUTABLE = (list, dict, set, bytearray, _deque, _Counter, _OrderedDict, _defaultdict)
 AS_BASE: tuple[tuple[type, Any], ...] = (
     (bool, lambda v: int.__int__(v) != 0),
@@ -115,7 +117,7 @@ class Codec:
         self.foreign = foreign
         self.refer = refer
         self.memo: list[Any] = [] if memo is None else memo
-        self.ids: dict[int, int] = {_id(o): i for i, o in enumerate(self.memo)}
+        self.ids: dict[int, int] = {_id(o): i for i, o in enumerate(memo)} if memo else {}
         self.count = 0
         self.unnumbered = False
 
@@ -206,13 +208,28 @@ class Codec:
         self.count += 1
         if depth > MAX_DEPTH or self.count > MAX_NODES:
             raise NotData("value too large or too deeply nested")
+        if _type(t) in _PLAIN:
+            return t
+        return self._node(t, depth)
+
+    def _items(self, body: list[Any], depth: int) -> list[Any]:
+        """The decoded items of a sequence node: plain values as they are
+        (counted as `decode` counts them), the rest through `decode`."""
+        if not body:
+            return []
+        self.count += _len(body)
+        if depth >= MAX_DEPTH or self.count > MAX_NODES:
+            raise NotData("value too large or too deeply nested")
+        return [x if _type(x) in _PLAIN else self._node(x, depth + 1) for x in body]
+
+    def _node(self, t: Any, depth: int) -> Any:
         if _type(t) is not list:
-            if t is None or _type(t) in (bool, int, float, str, bytes):
-                return t
             raise NotData(f"unexpected {_type(t).__name__} in a value")
         if _len(t) < 2 or _type(t[0]) is not str:
             raise NotData("malformed value")
         tag = t[0]
+        if tag == "t" and _len(t) == 2 and _type(t[1]) is list:  # a call's arguments
+            return tuple(self._items(t[1], depth))
         if tag == "@":
             n = t[1]
             if _type(n) is not int or not 0 <= n < _len(self.memo):
@@ -244,16 +261,16 @@ class Codec:
         if _type(body) is not list or _len(t) != 2:
             raise NotData("malformed container")
         if tag == "t":
-            return tuple(self.decode(x, depth + 1) for x in body)
+            return tuple(self._items(body, depth))
         if tag == "f":
-            return frozenset(check_hashes([self.decode(x, depth + 1) for x in body]))
+            return frozenset(check_hashes(self._items(body, depth)))
         if tag == "l":
             out: list[Any] = self._numbered([])
-            out.extend(self.decode(x, depth + 1) for x in body)
+            out.extend(self._items(body, depth))
             return out
         if tag == "s":
             s: set[Any] = self._numbered(set())
-            s.update(check_hashes([self.decode(x, depth + 1) for x in body]))
+            s.update(check_hashes(self._items(body, depth)))
             return s
         if tag == "d":
             return self._fill(self._numbered({}), body, depth)
