@@ -55,7 +55,6 @@ _id = id
 _int = int
 _float = float
 _repr = repr
-_list_iter = list.__iter__
 _dict_items = dict.items
 _deque = collections.deque
 _Counter = collections.Counter
@@ -76,6 +75,8 @@ _FACTORIES: dict[str, Any] = {
 _FACTORY_NAMES = {id(v): k for k, v in _FACTORIES.items()}
 _PLAIN = frozenset({bool, int, float, str, bytes, type(None)})
 """What a tree holds as itself."""
+_SELF = frozenset({bool, str, bytes, type(None)})
+"""What is its own tree whatever its value (an int or a float may not be)."""
 MUTABLE = (list, dict, set, bytearray, _deque, _Counter, _OrderedDict, _defaultdict)
 AS_BASE: tuple[tuple[type, Any], ...] = (
     (bool, lambda v: int.__int__(v) != 0),
@@ -127,6 +128,25 @@ class Codec:
         self.count += 1
         if self.count > MAX_NODES or depth > MAX_DEPTH:
             raise NotData("value too large or too deeply nested")
+        return self._tree(v, depth)
+
+    def _encoded(self, v: Any, depth: int) -> list[object]:
+        """The trees of a sequence's items: strings, small ints and the
+        like as themselves (counted as `encode` counts them), the rest
+        through `encode`."""
+        if not v:
+            return []
+        self.count += _len(v)
+        if self.count > MAX_NODES or depth >= MAX_DEPTH:
+            raise NotData("value too large or too deeply nested")
+        return [
+            x
+            if _type(x) in _SELF or (_type(x) is _int and -(2**63) <= x < 2**63)
+            else self._tree(x, depth + 1)
+            for x in v
+        ]
+
+    def _tree(self, v: object, depth: int) -> object:
         t = _type(v)
         if t is bool or t is str or t is bytes or v is None:
             return v
@@ -141,7 +161,7 @@ class Codec:
         if t is complex:
             return ["c", v.real, v.imag]  # type: ignore[attr-defined]
         if t is tuple:
-            return ["t", [self.encode(x, depth + 1) for x in v]]  # type: ignore[attr-defined]
+            return ["t", self._encoded(v, depth)]
         if t is frozenset:
             return ["f", [self.encode(x, depth + 1) for x in v]]  # type: ignore[attr-defined]
         if t is range:
@@ -181,7 +201,7 @@ class Codec:
         """The full node of a numbered container (its current contents)."""
         t = _type(v)
         if t is list:
-            return ["l", [self.encode(x, depth + 1) for x in _list_iter(v)]]
+            return ["l", self._encoded(v, depth)]
         if t is dict:
             return ["d", self._pairs(v, depth)]
         if t is set:
