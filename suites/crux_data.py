@@ -16,7 +16,6 @@ import os
 from importlib import resources
 from pathlib import Path
 
-import aiohttp
 import msgspec
 import platformdirs
 
@@ -102,6 +101,8 @@ def _read_verified(path: Path) -> bytes | None:
 
 
 async def _download(url: str) -> bytes:
+    import aiohttp  # only here: a scoring run never downloads
+
     hint = "; pass a local copy with --dataset PATH (params.dataset_path)"
     timeout = aiohttp.ClientTimeout(total=DOWNLOAD_TIMEOUT_S)
     try:

@@ -30,6 +30,8 @@ class SlotSettings:
     debug: bool = False
     spin_s: float = 0.0
     """How long each end of a call channel polls before it sleeps."""
+    verifiers: bool = False
+    """Start each slot's verifier with its template, not on its first check."""
 
 
 _outcome = msgspec.msgpack.Decoder(Outcome)
@@ -59,8 +61,8 @@ _FAULTS = (
 
 
 class Slot:
-    """One template, its verifier (started on first need) and the link
-    between them."""
+    """One template, its verifier (started with it, or on first need) and
+    the link between them."""
 
     def __init__(self, index: int, pool: SlotSettings) -> None:
         self.index = index
@@ -94,10 +96,13 @@ class Slot:
         )
         try:
             with anyio.fail_after(30):
-                await self.template.send(hello)
-                self.ready = msgspec.msgpack.decode(
-                    await self.template.frame(), type=protocol.Ready
-                )
+                async with anyio.create_task_group() as tg:
+                    if self.pool.verifiers:
+                        tg.start_soon(self._start_verifier)
+                    await self.template.send(hello)
+                    self.ready = msgspec.msgpack.decode(
+                        await self.template.frame(), type=protocol.Ready
+                    )
         except Exception as exc:
             await self.kill()
             raise SandboxError(f"sandbox template failed to start: {exc!r}") from None

@@ -48,7 +48,11 @@ def from_config(cfg: RunConfig) -> LocalPool:
         disk_mb=sb.disk_mb,
     )
     return LocalPool(
-        workers=cfg.workers, limits=limits, hash_seed=sb.hash_seed, isolation=sb.isolation
+        workers=cfg.workers,
+        limits=limits,
+        hash_seed=sb.hash_seed,
+        isolation=sb.isolation,
+        verifiers=cfg.params.scoring == "strict",
     )
 
 
@@ -61,6 +65,8 @@ class LocalPool:
     ``aioeval.sandbox.layers``); strict makes `start` raise SandboxError
     naming the first layer this machine cannot provide. ``hide`` lists
     directories candidates must not be able to read (answer keys).
+    ``verifiers`` starts each slot's trusted verifier with its template (a
+    strict run needs them from its first check) instead of on first need.
     """
 
     def __init__(
@@ -72,6 +78,7 @@ class LocalPool:
         debug: bool = False,
         isolation: str = "best",
         hide: list[str] | None = None,
+        verifiers: bool = False,
     ) -> None:
         self.workers = workers or os.cpu_count() or 1
         self.limits = limits or Limits()
@@ -79,6 +86,7 @@ class LocalPool:
         self.isolation = isolation
         self.hide = default_hidden() if hide is None else list(hide)
         self.debug = debug
+        self.verifiers = verifiers
         self.work_root = ""
         self._slots: list[Slot] = []
         self._idle: list[Slot] = []
@@ -127,6 +135,7 @@ class LocalPool:
             work_root=self.work_root,
             debug=self.debug,
             spin_s=spin_for(self.workers),
+            verifiers=self.verifiers,
         )
         self._slots = [Slot(i, settings) for i in range(self.workers)]
         try:

@@ -22,7 +22,6 @@ from typing import Literal
 from aioeval.config import RunConfig
 from aioeval.errors import ConfigError
 from aioeval.events import EventHook
-from aioeval.generation import endpoint_producer
 from aioeval.run.contract import Producer, iter_producer
 from aioeval.suites.base import Suite, digest_problems
 from aioeval.types import (
@@ -111,6 +110,10 @@ async def plan(
             producer=iter_producer(cands),
             notes=repeat_notes(cands),
         )
+    # Imported here: the HTTP client (aiohttp builds its TLS contexts at
+    # import) costs a scoring run's start a tenth of a second for nothing.
+    from aioeval.generation import endpoint_producer
+
     producer, total = await endpoint_producer(suite, dataset, cfg, emit, skip)
     return Plan(mode=mode, dataset=dataset, total=total, producer=producer)
 
