@@ -365,6 +365,7 @@ class FakeOpenAI:
             for i, (a, why) in enumerate(cut)
         ]
         out: dict[str, Any] = {"id": f"cmpl-{self.requests}", "object": "x", "choices": choices}
+        out["model"] = str(body.get("model", ""))  # as real servers; inspect_ai requires it
         used = _tokens(text) + sum(_tokens(a) for a in answers)
         self.limits.used(used, time.monotonic())
         if fault != "nousage":
