@@ -26,6 +26,11 @@ usage from the first accepted request to the last answer, less the
 one-second burst), over what the shape allows; the share of requests
 refused; the wall time; samples lost (infra_error). Printed per shape:
 median and min-max over seeds. One JSON line.
+
+Held-out checks: ``--first-seed`` starts the seeds elsewhere, and ``--set
+KEY=VALUE`` (repeatable) changes the fake server's setting for the shapes
+run (``--only shared --set others_rpm=150``; tokens' allowed rate follows
+its ``tpm``).
 """
 
 from __future__ import annotations
@@ -68,9 +73,9 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 
 
-async def one_run(name: str, seed: int, root: Path) -> dict[str, Any]:
+async def one_run(name: str, seed: int, root: Path, overrides: dict[str, Any]) -> dict[str, Any]:
     shape = SHAPES[name]
-    fake_cfg = FakeConfig(**{"latency_s": LATENCY, **shape["fake"], "seed": seed})
+    fake_cfg = FakeConfig(**{"latency_s": LATENCY, **shape["fake"], **overrides, "seed": seed})
     requests = shape.get("requests", 164)
     async with FakeOpenAI(fake_cfg, human_eval_answers(PROBLEMS)) as fake:
         target = {
@@ -133,10 +138,12 @@ def spread(values: list[float], digits: int) -> list[float]:
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="aioeval-bench-shapes-"))
     names = args.only.split(",") if args.only else list(SHAPES)
-    out: dict[str, Any] = {"bench": "rate_shapes", "seeds": args.seeds,
-                           "loadavg_before": os.getloadavg()}  # fmt: skip
+    overrides = {k: json.loads(v) for k, _, v in (kv.partition("=") for kv in args.set)}
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    out: dict[str, Any] = {"bench": "rate_shapes", "seeds": [seeds.start, seeds.stop - 1],
+                           "set": overrides, "loadavg_before": os.getloadavg()}  # fmt: skip
     for name in names:
-        runs = [await one_run(name, seed, root) for seed in range(args.seeds)]
+        runs = [await one_run(name, seed, root, overrides) for seed in seeds]
         out[name] = {
             "ratio": spread([r["ratio"] for r in runs], 3),
             "share_429": spread([r["share_429"] for r in runs], 3),
@@ -150,5 +157,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help=f"comma-separated subset of {','.join(SHAPES)}")
-    parser.add_argument("--seeds", type=int, default=5, help="runs per shape (seeds 0..N-1)")
+    parser.add_argument("--seeds", type=int, default=5, help="runs per shape")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first..first+N-1")
+    parser.add_argument(
+        "--set", action="append", default=[], help="KEY=JSON: a fake server setting to change"
+    )
     print(json.dumps(anyio.run(main, parser.parse_args())))
