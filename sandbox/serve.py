@@ -321,6 +321,12 @@ class _Peer:
     def _serve(self, op: protocol.Op) -> tuple[bool, object, list[Any]]:
         codec = self.codec()
         try:
+            args = wire.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None
+            if args is not None:  # plain arguments: no containers to number
+                value = self.perform(op, args)
+                if wire.own_tree(value):
+                    return True, value, []
+                return True, codec.encode(value), []
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
             value = self.perform(op, args)

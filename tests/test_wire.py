@@ -127,3 +127,34 @@ def test_unhashable_items_are_a_type_error() -> None:
     for tree in (["s", [["l", []]]], ["f", [["d", []]]], ["d", [[["l", []], 1]]]):
         with pytest.raises(TypeError):
             wire.Codec(_no_foreign, _no_refer).decode(tree)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(scalars, max_size=8).map(tuple), st.none() | st.just({"k": 1}))
+def test_a_plain_call_is_the_tree_the_codec_makes(args: tuple[Any, ...], kwargs: Any) -> None:
+    """The short way for a call's plain arguments sends and reads exactly
+    what the codec would, and declines whatever the codec must handle."""
+    full = wire.Codec(_no_foreign, _no_refer).encode((args, kwargs))
+    short = wire.plain_args(args, kwargs)
+    if short is not None:
+        assert short == full
+        assert kwargs is None and all(map(wire.own_tree, args))
+    else:
+        assert kwargs or not all(map(wire.own_tree, args))
+    sent = msgspec.msgpack.decode(msgspec.msgpack.encode(full))
+    read = wire.plain_call(sent)
+    if read is not None:
+        assert same(read, wire.Codec(_no_foreign, _no_refer).decode(sent))
+
+
+def test_a_plain_call_declines_trees_it_does_not_know() -> None:
+    for tree in (
+        ["t", [["t", [["l", [1]]]], None]],
+        ["t", [["t", [1]], ["d", []]]],
+        ["t", [["l", [1]], None]],
+        ["t", [["t", [1] * (wire.PLAIN_CALL + 1)], None]],
+        ["t", [["t", [{"a": 1}]], None]],
+        ["l", [["t", [1]], None]],
+        "t",
+    ):
+        assert wire.plain_call(tree) is None
