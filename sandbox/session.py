@@ -238,7 +238,7 @@ class Session:
         if op not in _READS:
             self.epoch += 1
         codec = self._codec()
-        payload = None
+        payload: object = None
         if op == "call" and ref >= 0 and type(args) is tuple and len(args) == 2:
             payload = wire.plain_args(*args)
         try:

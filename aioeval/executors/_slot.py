@@ -106,10 +106,12 @@ class Slot:
         except Exception as exc:
             await self.kill()
             raise SandboxError(f"sandbox template failed to start: {exc!r}") from None
-        if self.pool.isolation == "strict" and self.ready.missing:
+        ready = self.ready
+        assert ready is not None
+        if self.pool.isolation == "strict" and ready.missing:
             await self.kill()
-            name = self.ready.missing[0]
-            why = next((w for w in self.ready.warnings if w.startswith(name)), name)
+            name = ready.missing[0]
+            why = next((w for w in ready.warnings if w.startswith(name)), name)
             raise SandboxError(f"isolation=strict refused: {why}")
         self.broken = False
 
