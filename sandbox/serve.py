@@ -29,10 +29,11 @@ from typing import Any, NoReturn
 import msgspec
 
 try:
-    from . import described, frames, protocol, wire
+    from . import described, frames, plaincall, protocol, wire
 except ImportError:  # loaded as a top-level module inside the template
     import described  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
+    import plaincall  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
 
@@ -321,12 +322,10 @@ class _Peer:
     def _serve(self, op: protocol.Op) -> tuple[bool, object, list[Any]]:
         codec = self.codec()
         try:
-            args = wire.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None
+            args = plaincall.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None
             if args is not None:  # plain arguments: no containers to number
                 value = self.perform(op, args)
-                if wire.own_tree(value):
-                    return True, value, []
-                return True, codec.encode(value), []
+                return True, value if plaincall.own_tree(value) else codec.encode(value), []
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
             value = self.perform(op, args)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 try:
-    from . import protocol, testrandom, wire
+    from . import plaincall, protocol, testrandom, wire
     from .handles import (
         BASES,
         EXC_CLASS,
@@ -32,6 +32,7 @@ try:
         Refused,
     )
 except ImportError:  # loaded as a top-level module inside the verifier
+    import plaincall  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import testrandom  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
@@ -240,7 +241,7 @@ class Session:
         codec = self._codec()
         payload: object = None
         if op == "call" and ref >= 0 and type(args) is tuple and len(args) == 2:
-            payload = wire.plain_args(*args)
+            payload = plaincall.plain_args(*args)
         try:
             if payload is None:
                 payload = codec.encode(args)

@@ -75,7 +75,7 @@ _FACTORIES: dict[str, Any] = {
 _FACTORY_NAMES = {id(v): k for k, v in _FACTORIES.items()}
 PLAIN = frozenset({bool, int, float, str, bytes, type(None)})
 """What a tree holds as itself."""
-_SELF = frozenset({bool, str, bytes, type(None)})
+SELF = frozenset({bool, str, bytes, type(None)})
 """What is its own tree whatever its value (an int or a float may not be)."""
 MUTABLE = (list, dict, set, bytearray, _deque, _Counter, _OrderedDict, _defaultdict)
 AS_BASE: tuple[tuple[type, Any], ...] = (
@@ -141,7 +141,7 @@ class Codec:
             raise NotData("value too large or too deeply nested")
         return [
             x
-            if _type(x) in _SELF or (_type(x) is _int and -(2**63) <= x < 2**63)
+            if _type(x) in SELF or (_type(x) is _int and -(2**63) <= x < 2**63)
             else self._tree(x, depth + 1)
             for x in v
         ]
@@ -383,50 +383,6 @@ class Codec:
         else:
             target.clear()
             target.update(fresh)
-
-
-PLAIN_CALL = 64
-"""Most arguments a call may have for `plain_args` to take it."""
-
-
-def own_tree(v: object) -> bool:
-    """Is ``v`` its own tree (a string, a small int, a float that is a
-    number, ...)? Such a value crosses as itself, with no `Codec`."""
-    t = _type(v)
-    return (
-        t in _SELF
-        or (t is _int and -(2**63) <= v < 2**63)  # type: ignore[operator]
-        or (t is _float and v == v)
-    )
-
-
-def plain_args(args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> list[Any] | None:
-    """The tree `Codec.encode` makes of a call's ``(args, kwargs)`` when
-    every argument is its own tree and there are no keywords (the common
-    call: a test's numbers and strings), else None."""
-    if kwargs or _len(args) > PLAIN_CALL or not all(map(own_tree, args)):
-        return None
-    return ["t", [["t", list(args)], None]]
-
-
-def plain_call(tree: Any) -> tuple[tuple[Any, ...], None] | None:
-    """What `Codec.decode` makes of a call's tree of plain arguments (the
-    shape `plain_args` sends), else None: the caller decodes it in full."""
-    if _type(tree) is not list or _len(tree) != 2 or tree[0] != "t":
-        return None
-    body = tree[1]
-    if _type(body) is not list or _len(body) != 2 or body[1] is not None:
-        return None
-    inner = body[0]
-    if _type(inner) is not list or _len(inner) != 2 or inner[0] != "t":
-        return None
-    items = inner[1]
-    if _type(items) is not list or _len(items) > PLAIN_CALL:
-        return None
-    for x in items:
-        if _type(x) not in PLAIN:
-            return None
-    return tuple(items), None
 
 
 def check_hashes(items: list[Any]) -> list[Any]:

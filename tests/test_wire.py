@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aioeval.sandbox import wire
+from aioeval.sandbox import plaincall, wire
 
 
 def _no_foreign(v: object) -> object:
@@ -135,14 +135,14 @@ def test_a_plain_call_is_the_tree_the_codec_makes(args: tuple[Any, ...], kwargs:
     """The short way for a call's plain arguments sends and reads exactly
     what the codec would, and declines whatever the codec must handle."""
     full = wire.Codec(_no_foreign, _no_refer).encode((args, kwargs))
-    short = wire.plain_args(args, kwargs)
+    short = plaincall.plain_args(args, kwargs)
     if short is not None:
         assert short == full
-        assert kwargs is None and all(map(wire.own_tree, args))
+        assert kwargs is None and all(map(plaincall.own_tree, args))
     else:
-        assert kwargs or not all(map(wire.own_tree, args))
+        assert kwargs or not all(map(plaincall.own_tree, args))
     sent = msgspec.msgpack.decode(msgspec.msgpack.encode(full))
-    read = wire.plain_call(sent)
+    read = plaincall.plain_call(sent)
     if read is not None:
         assert same(read, wire.Codec(_no_foreign, _no_refer).decode(sent))
 
@@ -152,9 +152,9 @@ def test_a_plain_call_declines_trees_it_does_not_know() -> None:
         ["t", [["t", [["l", [1]]]], None]],
         ["t", [["t", [1]], ["d", []]]],
         ["t", [["l", [1]], None]],
-        ["t", [["t", [1] * (wire.PLAIN_CALL + 1)], None]],
+        ["t", [["t", [1] * (plaincall.PLAIN_CALL + 1)], None]],
         ["t", [["t", [{"a": 1}]], None]],
         ["l", [["t", [1]], None]],
         "t",
     ):
-        assert wire.plain_call(tree) is None
+        assert plaincall.plain_call(tree) is None
