@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import select
 import socket
 import time
 
@@ -105,9 +104,6 @@ def spin(seconds: float) -> None:
 
 _CREDIT = 16
 _credit = _CREDIT
-_pollers: dict[int, select.poll] = {}
-"""A poll object per descriptor read with `recv_soon` (by number: a new
-socket on a reused number is polled as itself)."""
 _skipped = 0
 
 
@@ -133,18 +129,17 @@ def recv_soon(sock: socket.socket, view: memoryview) -> int:
         if _skipped < 64:
             return sock.recv_into(view)
         _skipped, _credit = 0, 1
-    fd = sock.fileno()
-    poller = _pollers.get(fd)
-    if poller is None:
-        poller = _pollers[fd] = select.poll()
-        poller.register(fd, select.POLLIN)
     until = time.perf_counter() + _spin
-    while not poller.poll(0):  # a non-blocking read that finds nothing costs 6x as much
-        if time.perf_counter() >= until:
-            _credit -= 4
-            return sock.recv_into(view)
-    _credit = min(_credit + 1, _CREDIT)
-    return sock.recv_into(view)
+    while True:
+        try:
+            n = sock.recv_into(view, 0, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            if time.perf_counter() >= until:
+                _credit -= 4
+                return sock.recv_into(view)
+        else:
+            _credit = min(_credit + 1, _CREDIT)
+            return n
 
 
 _kept: dict[str, int] = {}
