@@ -1,4 +1,4 @@
-"""SIGTERM ends a run the way Ctrl-C does: by cancelling it.
+"""SIGTERM and Ctrl-C (SIGINT) end a run the same way: by cancelling it.
 
 A process manager (systemd, Kubernetes, a CI timeout, ``kill``) stops a job
 with SIGTERM. Python's default is to die on the spot, which skips the
@@ -6,9 +6,12 @@ journal's final fsync and leaves the sandbox pool's processes to be reaped
 by whoever inherits them. Turning the signal into a cancellation of the run
 lets the run's own cleanup happen (journal closed, pool killed and waited
 for), after which the CLI says how to resume and exits 143 (128 + SIGTERM).
+SIGINT takes the same path and ends as `KeyboardInterrupt` (exit 130):
+left to the event loop's own handler, its cancellation of the main task
+can land inside a cancel scope that absorbs it, and the run goes on.
 
-A second SIGTERM during that cleanup gets the default action again, so a
-supervisor that insists still wins.
+A second signal during that cleanup gets the default action again, so a
+supervisor (or a user) that insists still wins.
 """
 
 from __future__ import annotations
@@ -29,18 +32,19 @@ class Terminated(Exception):
 
 
 async def until_sigterm(fn: Callable[[], Awaitable[T]]) -> T:
-    """``await fn()``, cancelled by SIGTERM (then `Terminated` is raised).
+    """``await fn()``, cancelled by SIGTERM (then `Terminated` is raised)
+    or SIGINT (then `KeyboardInterrupt`).
 
     A run that finished before the cancellation took hold keeps its result:
     its work is done and written.
     """
     done: list[T] = []
-    terminated = anyio.Event()
+    caught: list[int] = []
 
     async def watch(scope: anyio.CancelScope) -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-            async for _ in signals:
-                terminated.set()
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                caught.append(signum)
                 scope.cancel()
                 return
 
@@ -56,5 +60,7 @@ async def until_sigterm(fn: Callable[[], Awaitable[T]]) -> T:
         raise
     if done:
         return done[0]
-    assert terminated.is_set()
+    assert caught
+    if caught[0] == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated
