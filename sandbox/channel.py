@@ -24,7 +24,6 @@ except ImportError:  # loaded as a top-level module inside the verifier
     from handles import CandidateGone  # type: ignore[no-redef,import-not-found]
 
 MAX_MESSAGE = 16 * 1024 * 1024 + 1024
-_LEN = struct.Struct("<I")
 _CHUNK = memoryview(bytearray(1 << 16))
 """Every read's buffer, one for the process (what a read brings is copied
 out at once)."""
@@ -38,7 +37,7 @@ class Channel:
     def __init__(self, fd: int, deadline: float) -> None:
         self.fd = fd
         self.deadline = deadline
-        self.buf: bytes | bytearray = b""
+        self.frames = frames.Frames(MAX_MESSAGE)
         # Reads block with a kernel timeout rather than a select() per read:
         # one syscall per message on the hot path of every call.
         self.sock = socket.socket(fileno=os.dup(fd))
@@ -63,22 +62,10 @@ class Channel:
             ) from None
 
     def receive(self) -> Any:
-        buf = self.buf
-        while True:
-            have = len(buf)
-            if have >= 4:
-                (size,) = _LEN.unpack_from(buf)
-                if size > MAX_MESSAGE:
-                    raise CandidateGone("the candidate's value is too large")
-                if have >= 4 + size:
-                    self.buf = buf[4 + size :]
-                    return _decoded(memoryview(buf)[4 : 4 + size])
-            if not buf:
-                buf = self.buf = bytes(self._read())
-                continue
-            if type(buf) is bytes:  # a frame in pieces: gathered in place
-                buf = self.buf = bytearray(buf)
-            buf += self._read()
+        frame = self.frames.next(self._read)
+        if frame is None:  # _read raises at the end: the frame is past the cap
+            raise CandidateGone("the candidate's value is too large")
+        return _decoded(frame)
 
     def _read(self) -> memoryview:
         """What the child sent next (at least a byte), within the deadline."""

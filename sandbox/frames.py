@@ -13,6 +13,7 @@ import errno
 import os
 import socket
 import time
+from collections.abc import Callable
 
 try:
     from . import protocol
@@ -86,6 +87,51 @@ class JobReader(FrameReader):
         self.buf[:size] = bytes(size)
 
 
+_len = len
+_type = type
+_bytes = bytes
+_bytearray = bytearray
+_memoryview = memoryview
+_min = min
+
+
+class Frames:
+    """Length-prefixed frames (`protocol.HEADER`) out of a call channel,
+    which arrives in reads of any size: a frame one read brings whole (the
+    usual case, as the two ends take turns) is decoded where it lies, one in
+    pieces is gathered in place. Names are bound at import: in the
+    candidate's child this runs after the program could rebind builtins."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.buf: bytes | bytearray = b""
+        self.head = protocol.HEADER
+
+    def next(self, read: Callable[[], memoryview]) -> memoryview | None:
+        """The next frame's body, calling `read` for more as needed; None
+        for a frame past the cap, or when `read` brings nothing (the end)."""
+        buf, head = self.buf, self.head
+        while True:
+            have = _len(buf)
+            if have >= head.size:
+                (size,) = head.unpack_from(buf)
+                if size > self.cap:
+                    return None
+                end = head.size + size
+                if have >= end:
+                    self.buf = buf[end:]
+                    return _memoryview(buf)[head.size : end]
+            chunk = read()
+            if not chunk:
+                return None
+            if not buf:
+                buf = self.buf = _bytes(chunk)
+                continue
+            if _type(buf) is _bytes:
+                buf = self.buf = _bytearray(buf)
+            buf += chunk
+
+
 SPIN_S = 50e-6
 """How long a reader on a call channel polls before it sleeps, when the
 pool has a core for every reader (see `spin`)."""
@@ -111,10 +157,10 @@ def recv_soon(sock: socket.socket, view: memoryview) -> int:
     """Read what `sock` has into `view`, the caller's one buffer (a fresh
     bytes object per read of a large size is memory mapped and unmapped
     again on every call); the count, 0 at EOF. Polls without sleeping for
-    a while first (`spin`). The two ends of a call channel answer each other within
-    microseconds, and waking a sleeping reader costs tens of them (more in
-    a VM): a reader that is still awake when the answer lands gets it for
-    the price of a syscall. Then a plain blocking read (the socket's own
+    a while first (`spin`). The two ends of a call channel answer each
+    other within microseconds, and waking a sleeping reader costs tens of
+    them (more in a VM): a reader that is still awake when the answer
+    lands gets it for the price of a syscall. Then a plain blocking read (the socket's own
     timeout, if any, applies).
 
     A poll that runs out is CPU taken from someone (on a loaded machine,
@@ -138,7 +184,7 @@ def recv_soon(sock: socket.socket, view: memoryview) -> int:
                 _credit -= 4
                 return sock.recv_into(view)
         else:
-            _credit = min(_credit + 1, _CREDIT)
+            _credit = _min(_credit + 1, _CREDIT)
             return n
 
 

@@ -21,7 +21,6 @@ import io
 import os
 import random
 import socket
-import struct
 import sys
 import types
 from typing import Any, NoReturn
@@ -37,7 +36,6 @@ except ImportError:  # loaded as a top-level module inside the template
     import protocol  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
 
-LEN = struct.Struct("<I")
 _type = type
 _id = id
 _len = len
@@ -61,7 +59,7 @@ _random_setstate = random.setstate
 _FunctionType = types.FunctionType
 _BaseException = BaseException
 _Exception = Exception
-_encoder = msgspec.msgpack.Encoder()
+_encode_frame = protocol.encode_frame
 _decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
 
 
@@ -192,7 +190,7 @@ class _Peer:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.sock = _socket(fileno=fd)
-        self.buf: bytes | bytearray = b""
+        self.frames = frames.Frames(protocol.MAX_FRAME)
         self.chunk = memoryview(bytearray(1 << 14))
         self.scope: dict[str, object] = {}
         self.objects: list[object] = []
@@ -205,8 +203,7 @@ class _Peer:
     # --- frames ---------------------------------------------------------
 
     def send(self, msg: object) -> None:
-        body = _encoder.encode(msg)
-        data = memoryview(LEN.pack(_len(body)) + body)
+        data = memoryview(_encode_frame(msg))
         try:
             while data:
                 data = data[_write(self.fd, data) :]
@@ -215,31 +212,15 @@ class _Peer:
 
     def receive(self) -> Any:
         """The next message; None when the verifier hung up or sent a frame
-        past the cap. Whole frames are decoded as they arrive (one read
-        brings one frame, as the two sides take turns)."""
-        buf = self.buf
-        while True:
-            have = _len(buf)
-            if have >= LEN.size:
-                (size,) = LEN.unpack_from(buf)
-                if size > protocol.MAX_FRAME:
-                    return None
-                end = LEN.size + size
-                if have >= end:
-                    self.buf = buf[end:]
-                    return _decoder.decode(memoryview(buf)[LEN.size : end])
-            try:
-                got = _recv_soon(self.sock, self.chunk)
-            except OSError:
-                return None
-            if not got:
-                return None
-            if not buf:
-                buf = bytes(self.chunk[:got])
-            else:  # a frame in pieces: gathered in place
-                if _type(buf) is bytes:
-                    buf = bytearray(buf)
-                buf += self.chunk[:got]
+        past the cap."""
+        frame = self.frames.next(self._read)
+        return None if frame is None else _decoder.decode(frame)
+
+    def _read(self) -> memoryview:
+        try:
+            return self.chunk[: _recv_soon(self.sock, self.chunk)]
+        except OSError:
+            return self.chunk[:0]
 
     # --- values -----------------------------------------------------------
 
