@@ -11,6 +11,12 @@ untimed first, so EvalPlus's ground-truth cache and aioeval's are warm.
 
     python3 bench/evalplus_parity.py --evalplus-python /path/to/venv/bin/python
 
+``--plus-scale N`` repeats every problem's plus inputs N times (but the
+one whose inputs are already large) (a copy of
+the fixture both sides read), for a run at the size of the real sets:
+EvalPlus's paper gives HumanEval+ about 764 tests per problem on average
+and MBPP+ about 108; the fixture has 4 to 42.
+
 Prints one JSON line per flavor and scoring mode: samples, disagreements
 (with the first few), both sides' pass@k, both wall times and their ratio.
 A verdict agrees when the statuses match, where aioeval's ``timeout`` on
@@ -45,7 +51,7 @@ SUITE = {"humaneval": "humaneval-plus", "mbpp": "mbpp-plus"}
 
 def run_evalplus(args: argparse.Namespace, flavor: str, samples: Path, out: Path) -> float:
     env = dict(os.environ)
-    env[OVERRIDE[flavor]] = str(ROOT / "fixtures" / "evalplus" / f"{flavor}_plus.jsonl")
+    env[OVERRIDE[flavor]] = str(dataset(args, flavor))
     env["XDG_CACHE_HOME"] = str(args.work / "evalplus-cache")
     if args.evalplus_path:
         env["PYTHONPATH"] = args.evalplus_path
@@ -72,6 +78,21 @@ def run_evalplus(args: argparse.Namespace, flavor: str, samples: Path, out: Path
     return wall
 
 
+def dataset(args: argparse.Namespace, flavor: str) -> Path:
+    """The fixture file, or its copy with the plus inputs repeated."""
+    fixture = ROOT / "fixtures" / "evalplus" / f"{flavor}_plus.jsonl"
+    if args.plus_scale == 1:
+        return fixture
+    scaled = args.work / f"{flavor}_plus_x{args.plus_scale}.jsonl"
+    if not scaled.exists():
+        rows = [json.loads(line) for line in fixture.read_text().splitlines()]
+        for row in rows:
+            if len(json.dumps(row["plus_input"])) < 100_000:  # not the big-input problem
+                row["plus_input"] = row["plus_input"] * args.plus_scale
+        scaled.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return scaled
+
+
 def run_aioeval(
     args: argparse.Namespace, flavor: str, samples: Path, out: Path, scoring: str
 ) -> float:
@@ -84,6 +105,8 @@ def run_aioeval(
         "--set", f"params.evalplus.min_time_limit_s={args.min_time_limit}",
         "--set", "params.k=[1,10]", "--set", "params.dedup=false",
     ]  # fmt: skip
+    if args.plus_scale != 1:
+        cmd += ["--dataset", str(dataset(args, flavor))]
     t0 = time.perf_counter()
     subprocess.run(cmd, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
     return time.perf_counter() - t0
@@ -134,6 +157,7 @@ def main() -> None:
     parser.add_argument("--scoring", default="strict,official")
     parser.add_argument("--without", default="", help="sample kinds to leave out, e.g. stall")
     parser.add_argument("--repeat", type=int, default=1, help="each problem's samples, n times")
+    parser.add_argument("--plus-scale", type=int, default=1, help="each plus input, n times")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="aioeval-evalplus-") as tmp:
         args.work = Path(tmp)
@@ -158,6 +182,7 @@ def main() -> None:
                     "scoring": scoring,
                     "samples": len(samples),
                     "left_out": sorted(left_out),
+                    "plus_scale": args.plus_scale,
                     **compare(samples, theirs, out),
                     "evalplus_wall_s": round(theirs_wall, 2),
                     "aioeval_wall_s": round(ours_wall, 2),

@@ -25,6 +25,9 @@ Cases (``--only`` picks some):
 
 - ``humaneval``: the 164 x 10 set of ``bench/score_speed.py`` (five correct,
   five wrong per problem), strict and official scoring.
+- ``evalplus``: the HumanEval+ fixture's samples of
+  ``bench/evalplus_parity.py`` (no stalls), ``--per-problem`` / 2 times
+  over, strict and official scoring, the reference outputs cached first.
 - ``calls``: one problem whose test calls the candidate ``--calls`` times,
   and the same problem with one call, ``--per-problem`` answers each, strict
   and official; the difference over the extra calls is the per-call cost of
@@ -188,9 +191,10 @@ def per_item(table: dict[str, dict[str, int]], rate: int, items: int) -> dict[st
 
 
 def score_cmd(
-    samples: Path, out: Path, scoring: str, workers: int, dataset: Path | None
-) -> list[str]:
-    cmd = [sys.executable, "-m", "aioeval", "score", "--benchmark", "human-eval",
+    samples: Path, out: Path, scoring: str, workers: int, dataset: Path | None,
+    benchmark: str = "human-eval",
+) -> list[str]:  # fmt: skip
+    cmd = [sys.executable, "-m", "aioeval", "score", "--benchmark", benchmark,
            "--samples", str(samples), "--out", str(out), "--quiet",
            "--set", f"params.workers={workers}", "--set", f"params.scoring={scoring}"]  # fmt: skip
     return cmd + (["--dataset", str(dataset)] if dataset else [])
@@ -226,6 +230,17 @@ def calls_files(work: Path, calls: int, per_problem: int) -> tuple[Path, Path, P
     return dataset, paths[0], paths[1]
 
 
+def evalplus_samples(path: Path, repeat: int) -> int:
+    """The parity bench's HumanEval+ samples, each ``repeat`` times."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import evalplus_fixture
+
+    rows = evalplus_fixture.samples(evalplus_fixture.problem_rows("humaneval"), "humaneval", 3.0)
+    rows = [r for r in rows if r["kind"] != "stall" for _ in range(repeat)]
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    return len(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="humaneval,calls")
@@ -247,6 +262,19 @@ def main() -> None:
                 cmd = score_cmd(samples, work / scoring, scoring, args.workers, None)
                 table, wall = profile(cmd, work, args.rate)
                 emit(args, {"case": "humaneval", "scoring": scoring, "candidates": n,
+                            "wall_s": round(wall, 2), "us_per_candidate": per_item(table, args.rate, n)})  # fmt: skip
+        if "evalplus" in only:
+            n = evalplus_samples(work / "evalplus.jsonl", max(1, args.per_problem // 2))
+            os.environ["AIOEVAL_CACHE_DIR"] = str(work / "cache")
+            for scoring in ("warm", "strict", "official"):
+                cmd = score_cmd(work / "evalplus.jsonl", work / f"ep-{scoring}",
+                                "strict" if scoring == "warm" else scoring, args.workers,
+                                None, "humaneval-plus")  # fmt: skip
+                if scoring == "warm":
+                    subprocess.run(cmd, check=True)
+                    continue
+                table, wall = profile(cmd, work, args.rate)
+                emit(args, {"case": "evalplus", "scoring": scoring, "candidates": n,
                             "wall_s": round(wall, 2), "us_per_candidate": per_item(table, args.rate, n)})  # fmt: skip
         if "calls" in only:
             dataset, one, many = calls_files(work, args.calls, args.per_problem * 10)

@@ -8,6 +8,7 @@ Parity with EvalPlus's own evaluator runs when one is installed
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import os
 import subprocess
@@ -252,7 +253,8 @@ def _same(a: Any, b: Any) -> bool:
 @given(_plain)
 @settings(max_examples=300, deadline=None)
 def test_a_literal_evaluates_to_its_value(value: Any) -> None:
-    assert _same(eval(literal(value), {"__builtins__": __builtins__}), value)
+    scope = {"__builtins__": __builtins__, "_aioeval_marshal": marshal}
+    assert _same(eval(literal(value), scope), value)
 
 
 _numbers = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.integers(-(10**6), 10**6)
