@@ -88,25 +88,63 @@ async def compute(
         cached = None
     if cached is not None:
         return cached
-    f = problem.fields
-    task = Call(
-        program=f["prompt"] + f["canonical_solution"] + helper(f["entry_point"]),
-        entry=ENTRY,
-        args=plain.dumps([[args, not_none], {}]),
-        cpu_s=CPU_S,
-    )
-    out = await pool.execute(task)
-    if out.status != "passed" or out.value is None:
-        reason = out.reason.splitlines()[-1] if out.reason else out.status
-        raise InputError(
-            f"task {problem.id}: its canonical_solution does not run on its {part} inputs "
-            f"({out.status}: {reason[:200]})"
-        )
-    got = _decode(out.value, len(args))
-    if got is None:
-        raise InputError(f"task {problem.id}: its canonical_solution's {part} outputs are not data")
+    outputs, times = await _run(problem, part, args, not_none, pool)
     try:
-        write_atomic(path, out.value)
+        data = plain.dumps([outputs, times])
+    except plain.NotPlain:
+        return outputs, times  # past what the cache's reader takes: computed each run
+    try:
+        write_atomic(path, data)
     except OSError:
         pass  # no cache directory to write to: computed again next run
-    return got
+    return outputs, times
+
+
+async def _run(
+    problem: Problem, part: str, args: list[Any], not_none: bool, pool: Executor
+) -> tuple[list[Any], list[float]]:
+    """The reference on ``args`` in one process, as EvalPlus runs it; if
+    the inputs or the outputs are past what one sandboxed call may carry
+    (`plain`'s limits, the result cap), on each half in turn instead."""
+    f = problem.fields
+    try:
+        sent = plain.dumps([[args, not_none], {}])
+    except plain.NotPlain:
+        sent = None
+    out = None
+    if sent is not None:
+        task = Call(
+            program=f["prompt"] + f["canonical_solution"] + helper(f["entry_point"]),
+            entry=ENTRY,
+            args=sent,
+            cpu_s=CPU_S,
+        )
+        out = await pool.execute(task)
+        if out.status == "passed" and out.value is not None:
+            got = _decode(out.value, len(args))
+            if got is not None:
+                return got
+        elif not _too_large(out.status, out.reason):
+            reason = out.reason.splitlines()[-1] if out.reason else out.status
+            raise InputError(
+                f"task {problem.id}: its canonical_solution does not run on its {part} inputs "
+                f"({out.status}: {reason[:200]})"
+            )
+    if len(args) == 1:
+        what = "input" if sent is None else "output"
+        raise InputError(
+            f"task {problem.id}: an {what} of its {part} inputs is too large or too deeply "
+            f"nested for a sandboxed call ({plain.MAX_NODES:,} values, "
+            f"{plain.MAX_BYTES >> 20} MB, depth {plain.MAX_DEPTH})"
+        )
+    half = len(args) // 2
+    head = await _run(problem, part, args[:half], not_none, pool)
+    tail = await _run(problem, part, args[half:], not_none, pool)
+    return head[0] + tail[0], head[1] + tail[1]
+
+
+def _too_large(status: str, reason: str) -> bool:
+    """Did a call fail only for the size of what it carried?"""
+    return (status == "error" and reason == "result too large") or (
+        status == "failed" and "NotData" in reason and ("too large" in reason or "larger" in reason)
+    )
