@@ -27,6 +27,8 @@ Scoring (``params.scoring``):
 
 from __future__ import annotations
 
+import ast
+import functools
 import marshal
 import math
 from collections.abc import Iterator
@@ -68,13 +70,41 @@ from .base import (
     verdict_from_outcome,
 )
 from .evalplus_harness import _AIOEVAL_NOT_NONE as NOT_NONE
+from .evalplus_harness import _aioeval_is_floats as is_floats
 
 PARTS = ("base", "plus")
 SYSTEM = (
     "You are a careful Python programmer. Reply with one self-contained Python "
     "script in a single ```python block."
 )
-_HARNESS = resources.files("aioeval.suites").joinpath("evalplus_harness.py").read_text()
+_TOLERANCE = frozenset(
+    {"_AIOEVAL_RTOL", "_aioeval_shape", "_aioeval_flat", "_aioeval_pairs"}
+    | {"_aioeval_isclose", "_aioeval_allclose"}
+)
+"""The harness's names that only a comparison with a tolerance reaches."""
+_MBPP = frozenset(
+    {"_AIOEVAL_SET_EQ", "_AIOEVAL_NOT_NONE", "_aioeval_surface_area"}
+    | {"_aioeval_digit_distance", "_aioeval_mbpp_exact"}
+)
+"""... and those only MBPP+'s own oracles reach."""
+
+
+@functools.cache
+def harness(tolerance: bool, mbpp: bool) -> str:
+    """The harness's text without what a part never reaches: official
+    scoring compiles it with every answer, and these parts are over half of
+    its compile time."""
+    text = resources.files("aioeval.suites").joinpath("evalplus_harness.py").read_text()
+    left_out = (set() if tolerance else _TOLERANCE) | (set() if mbpp else _MBPP)
+    kept = []
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the module's docstring
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        names = {getattr(node, "name", None)} | {getattr(t, "id", None) for t in targets}
+        if not names & left_out:
+            kept.append(ast.get_source_segment(text, node) or "")
+    return "\n\n".join(kept) + "\n"
 
 
 class _Sample(msgspec.Struct):
@@ -118,8 +148,9 @@ def test_text(
     limits = [max(options.min_time_limit_s, options.gt_time_limit_factor * t) for t in times]
     budget = min(options.task_limit_s, math.fsum(limits)) + 1.0 + (1.0 if options.details else 0)
     f = problem.fields
+    tolerance = float(problem.fields["atol"]) != 0 or any(map(is_floats, expected))
     lines = [
-        _HARNESS,
+        harness(tolerance, flavor == "mbpp"),
         f"_aioeval_inputs = {literal(args)}",
         f"_aioeval_expected = {literal(expected)}",
         f"_aioeval_limits = {literal(limits)}",
