@@ -89,3 +89,41 @@ def test_a_frame_nested_past_the_recursion_limit_is_malformed(body: bytes) -> No
 def test_a_deeply_nested_frame_fails_the_answer_not_the_verifier(program: str) -> None:
     status, reason = check_strict(program, TOLERANT_TEST, "f")
     assert status == "failed" and "malformed" in reason, reason
+
+
+# Answers the first call, then puts its own end of the channel in flight
+# (SCM_RIGHTS into the verifier's receive queue, behind the answer) and
+# exits: that end outlives every process of the candidate's, and the
+# verifier's next request, larger than a socket's buffer, had nowhere to go.
+IN_FLIGHT = (
+    RAW
+    + """
+import socket, time
+def f(xs):
+    return len(xs)
+for _m in list(sys.modules.values()):
+    _peer = getattr(_m, "_Peer", None)
+    if isinstance(_peer, type) and hasattr(_peer, "serve"):
+        _serve = _peer.serve
+        def _once(self, op):
+            self.send(_serve(self, op))
+            time.sleep(0.3)  # the verifier has read the answer
+            end = socket.socket(fileno=os.dup(_fd()))
+            socket.send_fds(end, [b"x"], [_fd()])
+            os._exit(0)
+        _peer.serve = _once
+"""
+)
+
+LARGE_REQUEST_TEST = """
+def check(candidate):
+    assert candidate([1]) == 1
+    assert candidate(list(range(300_000))) == 300_000
+"""
+
+
+def test_a_channel_end_kept_in_flight_does_not_hold_the_verifier() -> None:
+    started = time.monotonic()
+    status, reason = check_strict(IN_FLIGHT, LARGE_REQUEST_TEST, "f")
+    assert status == "failed" and "ended before" in reason, reason
+    assert time.monotonic() - started < 10.0
