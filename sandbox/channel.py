@@ -83,9 +83,14 @@ class Channel:
 
 
 def _decoded(frame: memoryview) -> Any:
+    """The frame's message. Whatever decoding raises is the candidate's
+    doing: a frame nested deeper than the interpreter's recursion limit
+    raises RecursionError, which must not reach the verifier's own loop
+    (it would die there, and the slot with it) nor the test (which could
+    catch it as the candidate's exception)."""
     try:
         return _message.decode(frame)
-    except msgspec.DecodeError:
-        raise CandidateGone("the candidate's process sent a malformed message") from None
     except MemoryError:  # our address-space limit, reached while decoding
         raise CandidateGone("the candidate's value does not fit in the memory limit") from None
+    except Exception:  # DecodeError, RecursionError
+        raise CandidateGone("the candidate's process sent a malformed message") from None

@@ -40,6 +40,9 @@ FAILED = b"F"
 ERROR = b"E"
 SETUP = b"S"
 """The child's isolation could not be set up: the engine's fault, never the answer's."""
+READY = b"R"
+"""The child's isolation is in place and the task's code runs next: a
+setup failure reported after this mark is the candidate's own writing."""
 VALUE = b"V"
 LEN = struct.Struct("<I")
 
@@ -123,6 +126,8 @@ def child_main(
     except BaseException as exc:
         _send(result_fd, token, SETUP, f"sandbox setup failed: {_reason(exc)}".encode())
         _exit(71)
+    if not isinstance(task, protocol.Serve):
+        _send(result_fd, token, READY, b"")
     if isinstance(task, protocol.Serve):
         assert channel_fd is not None
         os.close(result_fd)  # nothing on that pipe counts for a served job
@@ -221,8 +226,21 @@ def _call(task: protocol.Call, token: bytes, result_fd: int) -> None:
 
 
 def parse_report(data: memoryview, token: bytes) -> tuple[bytes, memoryview] | None:
-    """Return (kind, payload) of the first well-formed, authentic message;
-    the payload is a view into ``data`` (no copy of the child's text)."""
+    """Return (kind, payload) of the first well-formed, authentic message
+    after the `READY` mark (or the harness's `SETUP` failure in its place);
+    the payload is a view into ``data`` (no copy of the child's text). A
+    program that digs the token out of its own memory can write any report
+    (official scoring says so), but not a setup failure, which would be
+    the engine's fault (an ``infra_error``, not counted in n): one after the
+    mark is no report at all."""
+    found = _message(data, token)
+    if found is None or found[0] != READY:
+        return found
+    found = _message(data[len(token) + 1 + LEN.size + len(found[1]) :], token)
+    return None if found is not None and found[0] == SETUP else found
+
+
+def _message(data: memoryview, token: bytes) -> tuple[bytes, memoryview] | None:
     head = len(token) + 1 + LEN.size
     if len(data) < head or data[: len(token)] != token:
         return None

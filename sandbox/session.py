@@ -215,12 +215,15 @@ class Session:
         """The program's ``value`` for the prelude's class ``trusted``: the
         objects the test builds with it must agree with the prelude's (see
         `handles.Asker.guards`); an exception class's stand-in in its place
-        would build them in the verifier, unguarded."""
+        would build them in the verifier, unguarded. A class the prelude
+        imports (``from fractions import Fraction``) is its own twin: a
+        program that redefines it must not build the test's expected values."""
+        own = trusted.__module__ == self.test_module
         if type(value) is Handle:
-            twin = self.twins.get(trusted.__qualname__)
+            twin = self.twins.get(trusted.__qualname__) if own else trusted
             if twin is not None:
                 self.guards[value._hid] = (name, twin)
-        elif trusted.__module__ == self.test_module and not issubclass(trusted, BaseException):
+        elif not issubclass(trusted, BaseException):
             raise Refused(f"strict scoring: the program's {name} is not a class")
 
     def decode(self, tree: object) -> Any:

@@ -150,8 +150,6 @@ class Template:
                 os._exit(70)
         program.wipe(job.size)  # the child has its copy; ours must not reach the next one
         os.close(w)
-        if channel is not None:
-            os.close(channel)
         try:
             size, wall_killed, too_big, stopped = self._wait(job, pid, r, t0 + limits.wall_s)
             self.report_size = size
@@ -159,6 +157,8 @@ class Template:
             _, status, usage = os.wait4(pid, 0)
         finally:
             os.close(r)
+            if channel is not None:
+                _hang_up(channel)
         wall_ms = (time.perf_counter() - t0) * 1000.0
         self.cleanup(pid)
         retire = layers.marked(self.conf)
@@ -388,6 +388,22 @@ def _protect_from_oom() -> None:
             fh.write("-1000")
     except OSError:
         pass  # not privileged: the children's +1000 still points the kernel at them
+
+
+def _hang_up(fd: int) -> None:
+    """Shut the child's end of its channel down once the child has ended,
+    then close our copy. Closing alone would not end it: the child can put
+    that end in flight (SCM_RIGHTS into the verifier's own receive queue),
+    where it outlives every process of the candidate's, and the verifier
+    would wait for it, or block writing to it, until the engine gave up on
+    the slot. A shutdown reaches the socket itself wherever it is held."""
+    sock = socket.socket(fileno=fd)
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # never connected, or the verifier's end is gone already
+    finally:
+        sock.close()
 
 
 def _link(fd: int) -> socket.socket | None:
