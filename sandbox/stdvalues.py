@@ -24,6 +24,29 @@ class NotData(Exception):
     """A tree that does not describe a value (malformed, too large, refused)."""
 
 
+def check_hashes(items: list[Any]) -> list[Any]:
+    """``items``, unless more than `MAX_SAME_HASH` share one hash value
+    (building a set or dict of them would take quadratic time)."""
+    if _len(items) <= MAX_SAME_HASH:
+        return items
+    counts: dict[int, int] = {}
+    for item in items:
+        h = hash(item)
+        n = counts[h] = counts.get(h, 0) + 1
+        if n > MAX_SAME_HASH:
+            raise NotData("too many items with the same hash value")
+    return items
+
+
+def surrogate_text(body: bytes) -> str:
+    """A string UTF-8 cannot carry (it holds a lone surrogate), from the
+    ``surrogatepass`` bytes it crossed as."""
+    try:
+        return body.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise NotData("malformed string") from None
+
+
 TIMES = (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone)
 
 

@@ -7,9 +7,10 @@ would do when compared, hashed or printed happens on the receiving side.
 
 Beyond plain data (see `plain`), a tree can say:
 
-- ``["@", n]``: the n-th mutable container of this exchange again. Lists,
-  dicts, sets, bytearrays and the mutable standard types get numbers in the
-  order they are first met, on both sides, so aliasing and cycles survive,
+- ``["@", n]``: the n-th mutable container (or NaN) of this exchange again.
+  Lists, dicts, sets, bytearrays, the mutable standard types and NaNs get
+  numbers in the order they are first met, on both sides, so aliasing and
+  cycles survive (and ``==`` of containers finds the same NaN, by identity),
   a result that *is* an argument comes back as that same object, and an
   argument's mutations can be written back into the caller's object.
 - ``["x", kind, ...]``: a standard type rebuilt by its own constructor
@@ -22,6 +23,9 @@ Beyond plain data (see `plain`), a tree can say:
 - ``["v", id]``: an object that stays in the verifier (a function the test
   passes); the child holds a proxy whose calls come back to the verifier.
 - ``["e", type, base, class, args]``: an exception.
+- ``["u", bytes]``: a string holding a lone surrogate, which UTF-8 cannot
+  carry, as its ``surrogatepass`` bytes (only when a frame would not encode
+  otherwise: see `protocol.encode_frame`).
 
 `Codec` does one side's half; what a foreign object becomes, and what a
 reference resolves to, is the side's business (its ``foreign`` and ``refer``
@@ -47,6 +51,7 @@ MAX_INT_BITS = stdvalues.MAX_INT_BITS
 MAX_NODES = stdvalues.MAX_NODES
 MAX_SAME_HASH = stdvalues.MAX_SAME_HASH
 NotData = stdvalues.NotData
+check_hashes = stdvalues.check_hashes
 
 
 _type = type
@@ -54,7 +59,6 @@ _len = len
 _id = id
 _int = int
 _float = float
-_repr = repr
 _dict_items = dict.items
 _deque = collections.deque
 _Counter = collections.Counter
@@ -156,8 +160,8 @@ class Codec:
             if v.bit_length() > MAX_INT_BITS:  # type: ignore[attr-defined]
                 raise NotData(f"int of more than {MAX_INT_BITS} bits")
             return ["i", _int_bytes(v)]  # type: ignore[arg-type]
-        if t is _float:
-            return ["F", _repr(v)] if v != v else v
+        if t is _float:  # a NaN is numbered: containers find it by identity
+            return v if v == v else (self._seen(v) or ["F", "nan"])
         if t is complex:
             return ["c", v.real, v.imag]  # type: ignore[attr-defined]
         if t is tuple:
@@ -167,12 +171,8 @@ class Codec:
         if t is range:
             return ["r", v.start, v.stop, v.step]  # type: ignore[attr-defined]
         if t in MUTABLE:
-            seen = self.ids.get(_id(v))
-            if seen is not None:
-                return ["@", seen]
-            self.ids[_id(v)] = _len(self.memo)
-            self.memo.append(v)
-            return self.contents(v, depth)
+            seen = self._seen(v)
+            return self.contents(v, depth) if seen is None else seen
         if t is _Decimal:
             return ["x", "Decimal", str(v)]
         if t is _Fraction:
@@ -189,6 +189,16 @@ class Codec:
             if tree is not None:
                 return tree
         return self.foreign(v)
+
+    def _seen(self, v: object) -> list[object] | None:
+        """``["@", n]`` if ``v`` has a number in this exchange, else None
+        (and ``v`` takes the next number)."""
+        n = self.ids.get(_id(v))
+        if n is not None:
+            return ["@", n]
+        self.ids[_id(v)] = _len(self.memo)
+        self.memo.append(v)
+        return None
 
     def _view(self, v: Any, t: type, depth: int) -> object:
         kind = _VIEWS[t]
@@ -268,7 +278,9 @@ class Codec:
                 raise NotData(f"int of more than {MAX_INT_BITS} bits")
             return int.from_bytes(body, "little", signed=True)
         if tag == "F" and _type(body) is str and body in ("nan", "-nan"):
-            return float(body)
+            return self._numbered(float(body))
+        if tag == "u" and _type(body) is bytes:  # see `protocol.encode_frame`
+            return stdvalues.surrogate_text(body)
         if tag == "c" and _len(t) == 3:
             return complex(_number(t[1]), _number(t[2]))
         if tag == "r" and _len(t) == 4 and all(_type(x) is int for x in t[1:]):
@@ -359,10 +371,13 @@ class Codec:
 
     # --- writing back -------------------------------------------------------
 
-    def writeback(self, snaps: list[object]) -> list[Any]:
+    def writeback(self, snaps: list[object], raised: bool = False) -> list[Any]:
         """``[n, contents]`` of each numbered container of the request that
-        differs from its snapshot, for the caller to `refill`."""
-        if not snaps:
+        differs from its snapshot, for the caller to `refill`; also when the
+        request raised (what it changed stays changed in one program), unless
+        encoding its answer had numbered containers (an exception crosses on
+        a codec of its own, so they would be unknown on the other side)."""
+        if not snaps or (raised and _len(self.memo) != _len(snaps)):
             return []
         return [[n, self.contents(self.memo[n], 0)] for n in changed(self.memo, snaps)]
 
@@ -373,7 +388,7 @@ class Codec:
         self.unnumbered = True
         fresh = self.decode(t)
         self.unnumbered = False
-        if _type(fresh) is not _type(target):
+        if _type(fresh) is not _type(target) or _type(target) is _float:
             raise NotData("a written-back value changed its type")
         if _type(target) is list or _type(target) is bytearray:
             target[:] = fresh
@@ -383,20 +398,6 @@ class Codec:
         else:
             target.clear()
             target.update(fresh)
-
-
-def check_hashes(items: list[Any]) -> list[Any]:
-    """``items``, unless more than `MAX_SAME_HASH` share one hash value
-    (building a set or dict of them would take quadratic time)."""
-    if _len(items) <= MAX_SAME_HASH:
-        return items
-    counts: dict[int, int] = {}
-    for item in items:
-        h = hash(item)
-        n = counts[h] = counts.get(h, 0) + 1
-        if n > MAX_SAME_HASH:
-            raise NotData("too many items with the same hash value")
-    return items
 
 
 def _number(x: Any) -> float:
@@ -425,7 +426,7 @@ def snapshot(memo: list[Any]) -> list[object]:
         elif t in (dict, _Counter, _OrderedDict, _defaultdict):
             out.append([x for pair in _dict_items(v) for x in pair])
         else:
-            out.append(list(v))
+            out.append([] if t is _float else list(v))
     return out
 
 
