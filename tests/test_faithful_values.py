@@ -176,6 +176,15 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "NameError",
     ),
+    "a helper of the program's named check, like the test's": (
+        'def all_even(xs):\n    """are all items even"""\n',
+        "def check(candidate):\n    assert candidate([2, 4]) is True and candidate([1]) is False\n",
+        "all_even",
+        "    return all(check(x) for x in xs)\n\n\ndef check(x):\n    return x % 2 == 0\n",
+        "passed",
+        "failed",
+        "",
+    ),
     "an io.StringIO of the test's, printed to": (
         'def show(s, out):\n    """print s to out"""\n',
         "import io\n\n\ndef check(candidate):\n    buf = io.StringIO()\n    candidate('hi', buf)\n    assert buf.getvalue() == 'hi\\n'\n",
