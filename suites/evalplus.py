@@ -82,6 +82,11 @@ class _Sample(msgspec.Struct):
     solution: str | None = None
 
 
+_REPR_BITS = 13_000
+"""Ints longer than this are written in hex: repr refuses ints of more than
+4,300 decimal digits (Python's default limit); 13,000 bits are about 3,900."""
+
+
 def literal(value: Any) -> str:
     """Python source that evaluates to ``value`` (plain data only): repr,
     except where repr is not source (inf, nan, complex parts, empty sets)."""
@@ -100,6 +105,8 @@ def literal(value: Any) -> str:
         return "frozenset([" + ", ".join(map(literal, value)) + "])"
     if t is dict:
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    if t is int and value.bit_length() > _REPR_BITS:
+        return hex(value)
     if value is None or t in (bool, int, str, bytes):
         return repr(value)
     raise InputError(f"an EvalPlus value of type {t.__name__} cannot be written as a test")
