@@ -1,6 +1,7 @@
 """The standard-library kinds a strict job's values cross as (datetime and
-numpy values, rebuilt by their own constructors), and the bounds every
-value tree keeps (see `wire`)."""
+numpy values, rebuilt by their own constructors), the builtin value of a
+subclass of a builtin type (`AS_BASE`), and the bounds every value tree
+keeps (see `wire`)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,24 @@ def surrogate_text(body: bytes) -> str:
         return body.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         raise NotData("malformed string") from None
+
+
+AS_BASE: tuple[tuple[type, Any], ...] = (
+    (bool, lambda v: int.__int__(v) != 0),
+    (int, int.__int__),
+    (float, float.__float__),
+    (complex, lambda v: complex(complex.__getattribute__(v, "real"), v.imag)),
+    (str, str.__str__),
+    (bytes, bytes.__bytes__),
+    (bytearray, lambda v: bytearray(bytearray.__iter__(v))),
+    (tuple, lambda v: tuple(tuple.__iter__(v))),
+    (list, lambda v: list(list.__iter__(v))),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+    (set, lambda v: set(set.__iter__(v))),
+    (dict, lambda v: dict(dict.items(v))),
+)
+"""The builtin value of a subclass of a builtin type, read with the builtin
+type's own methods (whatever the subclass overrides stays out of it)."""
 
 
 TIMES = (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone)

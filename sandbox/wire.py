@@ -60,6 +60,8 @@ _id = id
 _int = int
 _float = float
 _dict_items = dict.items
+_od_items = collections.OrderedDict.items
+_od_setitem = collections.OrderedDict.__setitem__
 _deque = collections.deque
 _Counter = collections.Counter
 _OrderedDict = collections.OrderedDict
@@ -82,23 +84,8 @@ PLAIN = frozenset({bool, int, float, str, bytes, type(None)})
 SELF = frozenset({bool, str, bytes, type(None)})
 """What is its own tree whatever its value (an int or a float may not be)."""
 MUTABLE = (list, dict, set, bytearray, _deque, _Counter, _OrderedDict, _defaultdict)
-AS_BASE: tuple[tuple[type, Any], ...] = (
-    (bool, lambda v: int.__int__(v) != 0),
-    (int, int.__int__),
-    (float, float.__float__),
-    (complex, lambda v: complex(complex.__getattribute__(v, "real"), v.imag)),
-    (str, str.__str__),
-    (bytes, bytes.__bytes__),
-    (bytearray, lambda v: bytearray(bytearray.__iter__(v))),
-    (tuple, lambda v: tuple(tuple.__iter__(v))),
-    (list, lambda v: list(list.__iter__(v))),
-    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
-    (set, lambda v: set(set.__iter__(v))),
-    (dict, lambda v: dict(dict.items(v))),
-)
-"""The builtin value of a subclass of a builtin type, read with the builtin
-type's own methods (whatever the subclass overrides stays out of it)."""
 """Containers that get a number in an exchange (and can be written back)."""
+AS_BASE = stdvalues.AS_BASE
 
 
 def _int_bytes(v: int) -> bytes:
@@ -230,7 +217,7 @@ class Codec:
         raise NotData(f"not a container: {t.__name__}")
 
     def _pairs(self, v: Any, depth: int) -> list[object]:
-        return [[self.encode(k, depth + 1), self.encode(x, depth + 1)] for k, x in _dict_items(v)]
+        return [[self.encode(k, depth + 1), self.encode(x, depth + 1)] for k, x in _items(v)]
 
     # --- decoding (trees from the other side) -------------------------------
 
@@ -365,8 +352,9 @@ class Codec:
                 raise NotData("malformed mapping item")
             keys.append(self.decode(pair[0], depth + 1))
             values.append(self.decode(pair[1], depth + 1))
+        put = _od_setitem if _type(target) is _OrderedDict else dict.__setitem__
         for k, v in zip(check_hashes(keys), values, strict=True):
-            dict.__setitem__(target, k, v)
+            put(target, k, v)
         return target
 
     # --- writing back -------------------------------------------------------
@@ -400,6 +388,12 @@ class Codec:
             target.update(fresh)
 
 
+def _items(v: Any) -> Any:
+    """A mapping's items in its own order: an OrderedDict keeps one of its
+    own (``move_to_end``), which the dict underneath does not follow."""
+    return _od_items(v) if _type(v) is _OrderedDict else _dict_items(v)
+
+
 def _number(x: Any) -> float:
     if _type(x) is float or _type(x) is int:
         return float(x)
@@ -424,7 +418,7 @@ def snapshot(memo: list[Any]) -> list[object]:
         if t is bytearray:
             out.append(bytes(v))
         elif t in (dict, _Counter, _OrderedDict, _defaultdict):
-            out.append([x for pair in _dict_items(v) for x in pair])
+            out.append([x for pair in _items(v) for x in pair])
         else:
             out.append([] if t is _float else list(v))
     return out

@@ -1,8 +1,9 @@
 """Values at the edges of the call channel, judged as the single program
 judges them: the same NaN object seen twice, strings that hold lone
 surrogates (which UTF-8 cannot carry), arguments changed by a call that then
-raised; and the limits of the two-process model that differential testing
-found (docs/strict-scoring.md).
+raised, OrderedDicts (their own order, not the dict's underneath); and the
+limits of the two-process model that differential testing found
+(docs/strict-scoring.md).
 
 Each shape is a HumanEval-format problem with a right and a wrong answer,
 scored in one strict and one official run (`test_faithful.score_both`)."""
@@ -144,6 +145,41 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "safe",
         "    try:\n        f(xs)\n    except ValueError:\n        pass\n    return xs\n",
         "    try:\n        f(list(xs))\n    except ValueError:\n        pass\n    return xs\n",
+    ),
+    "an OrderedDict returned": (
+        'from collections import OrderedDict\n\n\ndef firsts(words):\n    """OrderedDict of first letter -> word, first-seen order"""\n',
+        "from collections import OrderedDict\ndef check(candidate):\n    d = candidate(['bob', 'al', 'bea'])\n    assert d == OrderedDict([('b', 'bob'), ('a', 'al')]) and list(d) == ['b', 'a']\n",
+        "firsts",
+        "    d = OrderedDict()\n    for w in words:\n        d.setdefault(w[0], w)\n    return d\n",
+        "    d = OrderedDict()\n    for w in words:\n        d[w[0]] = w\n    return d\n",
+    ),
+    "an OrderedDict after move_to_end, returned": (
+        'from collections import OrderedDict\n\n\ndef touch(keys, k):\n    """OrderedDict of keys (value 0), with k moved to the end"""\n',
+        "def check(candidate):\n    assert list(candidate('abc', 'a')) == ['b', 'c', 'a']\n",
+        "touch",
+        "    d = OrderedDict.fromkeys(keys, 0)\n    d.move_to_end(k)\n    return d\n",
+        "    d = OrderedDict.fromkeys(keys, 0)\n    return d\n",
+    ),
+    "the test's OrderedDict changed in place": (
+        'def lru_get(cache, k):\n    """cache[k], moving k to the end (most recent); None if missing"""\n',
+        "from collections import OrderedDict\ndef check(candidate):\n    c = OrderedDict([(1, 'a'), (2, 'b'), (3, 'c')])\n    assert candidate(c, 1) == 'a' and list(c) == [2, 3, 1]\n    assert candidate(c, 9) is None and list(c) == [2, 3, 1]\n",
+        "lru_get",
+        "    if k not in cache:\n        return None\n    cache.move_to_end(k)\n    return cache[k]\n",
+        "    return cache.get(k)\n",
+    ),
+    "the test's OrderedDict grows": (
+        'def put(cache, k, v, cap):\n    """LRU put: insert, evicting the oldest past cap"""\n',
+        "from collections import OrderedDict\ndef check(candidate):\n    c = OrderedDict()\n    for k in 'abcd':\n        candidate(c, k, k.upper(), 3)\n    assert c == OrderedDict([('b', 'B'), ('c', 'C'), ('d', 'D')])\n",
+        "put",
+        "    cache[k] = v\n    cache.move_to_end(k)\n    if len(cache) > cap:\n        cache.popitem(last=False)\n",
+        "    cache[k] = v\n    if len(cache) > cap:\n        cache.popitem()\n",
+    ),
+    "an LRU class whose cache the test reads": (
+        'from collections import OrderedDict\n\n\nclass LRU:\n    """get/put with a capacity; .cache is an OrderedDict oldest first"""\n',
+        "def check(candidate):\n    c = candidate(2)\n    c.put(1, 1)\n    c.put(2, 2)\n    assert c.get(1) == 1\n    assert list(c.cache) == [2, 1] and list(c.cache.items()) == [(2, 2), (1, 1)]\n",
+        "LRU",
+        "    def __init__(self, cap):\n        self.cap = cap\n        self.cache = OrderedDict()\n    def get(self, k):\n        if k not in self.cache:\n            return -1\n        self.cache.move_to_end(k)\n        return self.cache[k]\n    def put(self, k, v):\n        self.cache[k] = v\n        self.cache.move_to_end(k)\n        if len(self.cache) > self.cap:\n            self.cache.popitem(last=False)\n",
+        "    def __init__(self, cap):\n        self.cap = cap\n        self.cache = OrderedDict()\n    def get(self, k):\n        return self.cache.get(k, -1)\n    def put(self, k, v):\n        self.cache[k] = v\n        if len(self.cache) > self.cap:\n            self.cache.popitem(last=False)\n",
     ),
 }
 
