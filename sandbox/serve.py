@@ -302,6 +302,7 @@ class _Peer:
 
     def _serve(self, op: protocol.Op) -> tuple[bool, object, list[Any]]:
         codec = self.codec()
+        snaps: list[object] = []
         try:
             args = plaincall.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None
             if args is not None:  # plain arguments: no containers to number
@@ -314,9 +315,13 @@ class _Peer:
             return True, tree, codec.writeback(snaps)
         except _BaseException as exc:
             try:
-                return False, described.exception_tree(exc, self.codec()), []
+                tree = described.exception_tree(exc, self.codec())
             except _BaseException:
                 return False, ["e", "Exception", "", None, ["t", []]], []
+            try:  # what the call changed before it raised
+                return False, tree, codec.writeback(snaps, raised=True)
+            except _BaseException:
+                return False, tree, []
 
     def perform(self, op: protocol.Op, args: Any) -> Any:
         name = op.op

@@ -327,6 +327,7 @@ class Session:
 
     def _serve(self, op: protocol.Op) -> protocol.Reply:
         codec = self._codec()
+        snaps: list[object] = []
         try:
             if type(op.ref) is not int or not 0 <= op.ref < len(self.objects):
                 raise AttributeError("no such object")
@@ -337,7 +338,11 @@ class Session:
             tree = codec.encode(value)
             return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
         except Exception as exc:  # the test's own code raised: the child gets it
-            return protocol.Reply(ok=False, value=self._exc_tree(exc, codec))
+            try:  # what the test's code changed before it raised
+                changed = codec.writeback(snaps, raised=True)
+            except Exception:
+                changed = []
+            return protocol.Reply(ok=False, value=self._exc_tree(exc, codec), writeback=changed)
 
     def _perform(self, target: Any, op: str, args: Any) -> Any:
         if op == "call":

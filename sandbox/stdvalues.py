@@ -1,6 +1,7 @@
 """The standard-library kinds a strict job's values cross as (datetime and
-numpy values, rebuilt by their own constructors), and the bounds every
-value tree keeps (see `wire`)."""
+numpy values, rebuilt by their own constructors), the builtin value of a
+subclass of a builtin type (`AS_BASE`), and the bounds every value tree
+keeps (see `wire`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,47 @@ _isinstance = isinstance
 
 class NotData(Exception):
     """A tree that does not describe a value (malformed, too large, refused)."""
+
+
+def check_hashes(items: list[Any]) -> list[Any]:
+    """``items``, unless more than `MAX_SAME_HASH` share one hash value
+    (building a set or dict of them would take quadratic time)."""
+    if _len(items) <= MAX_SAME_HASH:
+        return items
+    counts: dict[int, int] = {}
+    for item in items:
+        h = hash(item)
+        n = counts[h] = counts.get(h, 0) + 1
+        if n > MAX_SAME_HASH:
+            raise NotData("too many items with the same hash value")
+    return items
+
+
+def surrogate_text(body: bytes) -> str:
+    """A string UTF-8 cannot carry (it holds a lone surrogate), from the
+    ``surrogatepass`` bytes it crossed as."""
+    try:
+        return body.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise NotData("malformed string") from None
+
+
+AS_BASE: tuple[tuple[type, Any], ...] = (
+    (bool, lambda v: int.__int__(v) != 0),
+    (int, int.__int__),
+    (float, float.__float__),
+    (complex, lambda v: complex(complex.__getattribute__(v, "real"), v.imag)),
+    (str, str.__str__),
+    (bytes, bytes.__bytes__),
+    (bytearray, lambda v: bytearray(bytearray.__iter__(v))),
+    (tuple, lambda v: tuple(tuple.__iter__(v))),
+    (list, lambda v: list(list.__iter__(v))),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+    (set, lambda v: set(set.__iter__(v))),
+    (dict, lambda v: dict(dict.items(v))),
+)
+"""The builtin value of a subclass of a builtin type, read with the builtin
+type's own methods (whatever the subclass overrides stays out of it)."""
 
 
 TIMES = (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone)

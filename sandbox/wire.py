@@ -7,9 +7,10 @@ would do when compared, hashed or printed happens on the receiving side.
 
 Beyond plain data (see `plain`), a tree can say:
 
-- ``["@", n]``: the n-th mutable container of this exchange again. Lists,
-  dicts, sets, bytearrays and the mutable standard types get numbers in the
-  order they are first met, on both sides, so aliasing and cycles survive,
+- ``["@", n]``: the n-th mutable container (or NaN) of this exchange again.
+  Lists, dicts, sets, bytearrays, the mutable standard types and NaNs get
+  numbers in the order they are first met, on both sides, so aliasing and
+  cycles survive (and ``==`` of containers finds the same NaN, by identity),
   a result that *is* an argument comes back as that same object, and an
   argument's mutations can be written back into the caller's object.
 - ``["x", kind, ...]``: a standard type rebuilt by its own constructor
@@ -22,6 +23,9 @@ Beyond plain data (see `plain`), a tree can say:
 - ``["v", id]``: an object that stays in the verifier (a function the test
   passes); the child holds a proxy whose calls come back to the verifier.
 - ``["e", type, base, class, args]``: an exception.
+- ``["u", bytes]``: a string holding a lone surrogate, which UTF-8 cannot
+  carry, as its ``surrogatepass`` bytes (only when a frame would not encode
+  otherwise: see `protocol.encode_frame`).
 
 `Codec` does one side's half; what a foreign object becomes, and what a
 reference resolves to, is the side's business (its ``foreign`` and ``refer``
@@ -47,6 +51,7 @@ MAX_INT_BITS = stdvalues.MAX_INT_BITS
 MAX_NODES = stdvalues.MAX_NODES
 MAX_SAME_HASH = stdvalues.MAX_SAME_HASH
 NotData = stdvalues.NotData
+check_hashes = stdvalues.check_hashes
 
 
 _type = type
@@ -54,8 +59,9 @@ _len = len
 _id = id
 _int = int
 _float = float
-_repr = repr
 _dict_items = dict.items
+_od_items = collections.OrderedDict.items
+_od_setitem = collections.OrderedDict.__setitem__
 _deque = collections.deque
 _Counter = collections.Counter
 _OrderedDict = collections.OrderedDict
@@ -78,23 +84,8 @@ PLAIN = frozenset({bool, int, float, str, bytes, type(None)})
 SELF = frozenset({bool, str, bytes, type(None)})
 """What is its own tree whatever its value (an int or a float may not be)."""
 MUTABLE = (list, dict, set, bytearray, _deque, _Counter, _OrderedDict, _defaultdict)
-AS_BASE: tuple[tuple[type, Any], ...] = (
-    (bool, lambda v: int.__int__(v) != 0),
-    (int, int.__int__),
-    (float, float.__float__),
-    (complex, lambda v: complex(complex.__getattribute__(v, "real"), v.imag)),
-    (str, str.__str__),
-    (bytes, bytes.__bytes__),
-    (bytearray, lambda v: bytearray(bytearray.__iter__(v))),
-    (tuple, lambda v: tuple(tuple.__iter__(v))),
-    (list, lambda v: list(list.__iter__(v))),
-    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
-    (set, lambda v: set(set.__iter__(v))),
-    (dict, lambda v: dict(dict.items(v))),
-)
-"""The builtin value of a subclass of a builtin type, read with the builtin
-type's own methods (whatever the subclass overrides stays out of it)."""
 """Containers that get a number in an exchange (and can be written back)."""
+AS_BASE = stdvalues.AS_BASE
 
 
 def _int_bytes(v: int) -> bytes:
@@ -156,8 +147,8 @@ class Codec:
             if v.bit_length() > MAX_INT_BITS:  # type: ignore[attr-defined]
                 raise NotData(f"int of more than {MAX_INT_BITS} bits")
             return ["i", _int_bytes(v)]  # type: ignore[arg-type]
-        if t is _float:
-            return ["F", _repr(v)] if v != v else v
+        if t is _float:  # a NaN is numbered: containers find it by identity
+            return v if v == v else (self._seen(v) or ["F", "nan"])
         if t is complex:
             return ["c", v.real, v.imag]  # type: ignore[attr-defined]
         if t is tuple:
@@ -167,12 +158,8 @@ class Codec:
         if t is range:
             return ["r", v.start, v.stop, v.step]  # type: ignore[attr-defined]
         if t in MUTABLE:
-            seen = self.ids.get(_id(v))
-            if seen is not None:
-                return ["@", seen]
-            self.ids[_id(v)] = _len(self.memo)
-            self.memo.append(v)
-            return self.contents(v, depth)
+            seen = self._seen(v)
+            return self.contents(v, depth) if seen is None else seen
         if t is _Decimal:
             return ["x", "Decimal", str(v)]
         if t is _Fraction:
@@ -189,6 +176,16 @@ class Codec:
             if tree is not None:
                 return tree
         return self.foreign(v)
+
+    def _seen(self, v: object) -> list[object] | None:
+        """``["@", n]`` if ``v`` has a number in this exchange, else None
+        (and ``v`` takes the next number)."""
+        n = self.ids.get(_id(v))
+        if n is not None:
+            return ["@", n]
+        self.ids[_id(v)] = _len(self.memo)
+        self.memo.append(v)
+        return None
 
     def _view(self, v: Any, t: type, depth: int) -> object:
         kind = _VIEWS[t]
@@ -220,7 +217,7 @@ class Codec:
         raise NotData(f"not a container: {t.__name__}")
 
     def _pairs(self, v: Any, depth: int) -> list[object]:
-        return [[self.encode(k, depth + 1), self.encode(x, depth + 1)] for k, x in _dict_items(v)]
+        return [[self.encode(k, depth + 1), self.encode(x, depth + 1)] for k, x in _items(v)]
 
     # --- decoding (trees from the other side) -------------------------------
 
@@ -268,7 +265,9 @@ class Codec:
                 raise NotData(f"int of more than {MAX_INT_BITS} bits")
             return int.from_bytes(body, "little", signed=True)
         if tag == "F" and _type(body) is str and body in ("nan", "-nan"):
-            return float(body)
+            return self._numbered(float(body))
+        if tag == "u" and _type(body) is bytes:  # see `protocol.encode_frame`
+            return stdvalues.surrogate_text(body)
         if tag == "c" and _len(t) == 3:
             return complex(_number(t[1]), _number(t[2]))
         if tag == "r" and _len(t) == 4 and all(_type(x) is int for x in t[1:]):
@@ -353,16 +352,20 @@ class Codec:
                 raise NotData("malformed mapping item")
             keys.append(self.decode(pair[0], depth + 1))
             values.append(self.decode(pair[1], depth + 1))
+        put = _od_setitem if _type(target) is _OrderedDict else dict.__setitem__
         for k, v in zip(check_hashes(keys), values, strict=True):
-            dict.__setitem__(target, k, v)
+            put(target, k, v)
         return target
 
     # --- writing back -------------------------------------------------------
 
-    def writeback(self, snaps: list[object]) -> list[Any]:
+    def writeback(self, snaps: list[object], raised: bool = False) -> list[Any]:
         """``[n, contents]`` of each numbered container of the request that
-        differs from its snapshot, for the caller to `refill`."""
-        if not snaps:
+        differs from its snapshot, for the caller to `refill`; also when the
+        request raised (what it changed stays changed in one program), unless
+        encoding its answer had numbered containers (an exception crosses on
+        a codec of its own, so they would be unknown on the other side)."""
+        if not snaps or (raised and _len(self.memo) != _len(snaps)):
             return []
         return [[n, self.contents(self.memo[n], 0)] for n in changed(self.memo, snaps)]
 
@@ -373,7 +376,7 @@ class Codec:
         self.unnumbered = True
         fresh = self.decode(t)
         self.unnumbered = False
-        if _type(fresh) is not _type(target):
+        if _type(fresh) is not _type(target) or _type(target) is _float:
             raise NotData("a written-back value changed its type")
         if _type(target) is list or _type(target) is bytearray:
             target[:] = fresh
@@ -385,18 +388,10 @@ class Codec:
             target.update(fresh)
 
 
-def check_hashes(items: list[Any]) -> list[Any]:
-    """``items``, unless more than `MAX_SAME_HASH` share one hash value
-    (building a set or dict of them would take quadratic time)."""
-    if _len(items) <= MAX_SAME_HASH:
-        return items
-    counts: dict[int, int] = {}
-    for item in items:
-        h = hash(item)
-        n = counts[h] = counts.get(h, 0) + 1
-        if n > MAX_SAME_HASH:
-            raise NotData("too many items with the same hash value")
-    return items
+def _items(v: Any) -> Any:
+    """A mapping's items in its own order: an OrderedDict keeps one of its
+    own (``move_to_end``), which the dict underneath does not follow."""
+    return _od_items(v) if _type(v) is _OrderedDict else _dict_items(v)
 
 
 def _number(x: Any) -> float:
@@ -423,9 +418,9 @@ def snapshot(memo: list[Any]) -> list[object]:
         if t is bytearray:
             out.append(bytes(v))
         elif t in (dict, _Counter, _OrderedDict, _defaultdict):
-            out.append([x for pair in _dict_items(v) for x in pair])
+            out.append([x for pair in _items(v) for x in pair])
         else:
-            out.append(list(v))
+            out.append([] if t is _float else list(v))
     return out
 
 

@@ -269,7 +269,7 @@ def standard_types(r: random.Random) -> Draw:
             assert c == Counter({xs}) and type(c) is Counter
             assert m == Fraction({sum(xs)}, {len(xs)}) and type(m) is Fraction
             assert s == Decimal({sum(xs)}) and type(s) is Decimal
-            assert list(o.items()) == [(x, x) for x in {xs}] or type(o) is OrderedDict
+            assert list(o.items()) == [(x, x) for x in dict.fromkeys({xs})] and type(o) is OrderedDict
         """
     )
     head = "from collections import Counter, OrderedDict\nfrom decimal import Decimal\nfrom fractions import Fraction\n\n\n"

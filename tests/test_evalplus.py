@@ -257,6 +257,13 @@ def test_a_literal_evaluates_to_its_value(value: Any) -> None:
     assert _same(eval(literal(value), scope), value)
 
 
+def test_an_int_past_the_decimal_limit_is_written() -> None:
+    """An expected output such as ``2 ** 100000`` (30,103 digits): repr
+    refuses ints of more than 4,300 digits, a marshal blob does not."""
+    for value in (10**4299, 10**4300, -(2**13_001), 2**100_000, [1, 3**20_000]):
+        assert _same(eval(literal(value), {"_aioeval_marshal": marshal}), value)
+
+
 _numbers = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.integers(-(10**6), 10**6)
 
 

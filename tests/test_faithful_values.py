@@ -1,0 +1,341 @@
+"""Values at the edges of the call channel, judged as the single program
+judges them: the same NaN object seen twice, strings that hold lone
+surrogates (which UTF-8 cannot carry), arguments changed by a call that then
+raised, OrderedDicts (their own order, not the dict's underneath); and the
+limits of the two-process model that differential testing found
+(docs/strict-scoring.md).
+
+Each shape is a HumanEval-format problem with a right and a wrong answer,
+scored in one strict and one official run (`test_faithful.score_both`)."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from test_faithful import _d, score_both
+
+from aioeval.sandbox import protocol, wire
+from aioeval.types import CandidateResult
+
+# name: (prompt, test, entry, right answer, wrong answer)
+SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "the same NaN comes back in a copy": (
+        'def keep(xs):\n    """a copy of xs"""\n',
+        "import math\n\n\ndef check(candidate):\n    assert candidate([1, math.nan]) == [1, math.nan]\n",
+        "keep",
+        "    return list(xs)\n",
+        "    return xs[:1]\n",
+    ),
+    "one NaN twice, deduplicated by a set": (
+        'def uniq(xs):\n    """distinct items, first-seen order"""\n',
+        "import math\n\n\ndef check(candidate):\n    assert candidate([math.nan, math.nan, 1]) == [math.nan, 1]\n",
+        "uniq",
+        "    seen, out = set(), []\n    for x in xs:\n        if x not in seen:\n            seen.add(x)\n            out.append(x)\n    return out\n",
+        "    return xs\n",
+    ),
+    "one NaN twice in the arguments": (
+        'def same(a, b):\n    """a is b"""\n',
+        "import math\n\n\ndef check(candidate):\n    assert candidate(math.nan, math.nan) is True\n    assert candidate(math.nan, float('nan')) is False\n",
+        "same",
+        "    return a is b\n",
+        "    return a == b or (a != a and b != b)\n",
+    ),
+    "the test's NaN written back into its list": (
+        'def dup_last(xs):\n    """append xs[-1] to xs in place"""\n',
+        "import math\n\n\ndef check(candidate):\n    xs = [1.0, math.nan]\n    candidate(xs)\n    assert xs == [1.0, math.nan, math.nan] and xs[2] is math.nan\n",
+        "dup_last",
+        "    xs.append(xs[-1])\n",
+        "    xs.append(float('nan'))\n",
+    ),
+    "a fresh NaN repeated is one object": (
+        'def nans(n):\n    """[nan] * n"""\n',
+        "def check(candidate):\n    r = candidate(2)\n    assert r[0] != r[0] and r[0] is r[1]\n",
+        "nans",
+        "    return [float('nan')] * n\n",
+        "    return [float('nan'), float('nan')][:n]\n",
+    ),
+    "a lone surrogate as an argument": (
+        'def count_surrogates(s):\n    """how many code points of s are in U+D800..U+DFFF"""\n',
+        "def check(candidate):\n    assert candidate('a\\ud800b') == 1\n    assert candidate('ab') == 0\n",
+        "count_surrogates",
+        "    return sum(0xD800 <= ord(c) <= 0xDFFF for c in s)\n",
+        "    return 0\n",
+    ),
+    "UTF-16 code units as the answer": (
+        'def units(s):\n    """the UTF-16 code units of s, each as a one-character string"""\n',
+        "def check(candidate):\n    assert candidate('a\\U0001F600') == ['a', '\\ud83d', '\\ude00']\n",
+        "units",
+        "    out = []\n    for c in s:\n        o = ord(c)\n        if o > 0xFFFF:\n"
+        "            o -= 0x10000\n            out += [chr(0xD800 + (o >> 10)), chr(0xDC00 + (o & 0x3FF))]\n"
+        "        else:\n            out.append(c)\n    return out\n",
+        "    return list(s)\n",
+    ),
+    "lone surrogates in dict keys and values": (
+        'def inv(d):\n    """{v: k}"""\n',
+        "def check(candidate):\n    assert candidate({'\\ud800': 'a', 'b': '\\udfff'}) == {'a': '\\ud800', '\\udfff': 'b'}\n",
+        "inv",
+        "    return {v: k for k, v in d.items()}\n",
+        "    return dict(d)\n",
+    ),
+    "a lone surrogate written back, raised and passed to a callback": (
+        'def add(xs, f):\n    """append U+DC80 to xs in place, then raise ValueError(f(xs[-1]))"""\n',
+        _d(
+            """
+            def check(candidate):
+                xs = ['a']
+                try:
+                    candidate(xs, lambda s: s + '\\udfff')
+                except ValueError as e:
+                    assert e.args == ('\\udc80\\udfff',)
+                else:
+                    assert False
+                assert xs == ['a', '\\udc80']
+            """
+        ),
+        "add",
+        "    xs.append('\\udc80')\n    raise ValueError(f(xs[-1]))\n",
+        "    xs.append('\\u00dc')\n    raise ValueError(f(xs[-1]))\n",
+    ),
+    "a lone surrogate printed, captured by the test": (
+        'def show(s):\n    """print s"""\n',
+        _d(
+            """
+            import io, contextlib
+            def check(candidate):
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    assert candidate('\\ud800') is None
+                assert buf.getvalue()
+            """
+        ),
+        "show",
+        "    print(s)\n",
+        "    return 1\n",
+    ),
+    "an argument changed before the candidate raised": (
+        'def lower_all(xs):\n    """lowercase xs in place; ValueError(xs) at the first non-string"""\n',
+        _d(
+            """
+            def check(candidate):
+                xs = ['A', 'B', 1, 'C']
+                try:
+                    candidate(xs)
+                except ValueError as e:
+                    assert e.args == (['a', 'b', 1, 'C'],)
+                else:
+                    assert False
+                assert xs == ['a', 'b', 1, 'C']
+            """
+        ),
+        "lower_all",
+        "    for i, x in enumerate(xs):\n        if not isinstance(x, str):\n            raise ValueError(xs)\n        xs[i] = x.lower()\n",
+        "    if not all(isinstance(x, str) for x in xs):\n        raise ValueError(xs)\n    xs[:] = [x.lower() for x in xs]\n",
+    ),
+    "an argument changed before the test's callback raised": (
+        'def safe(f, xs):\n    """f(xs), ignoring a ValueError; then xs"""\n',
+        _d(
+            """
+            def check(candidate):
+                def f(ys):
+                    ys.append(1)
+                    raise ValueError
+                assert candidate(f, []) == [1]
+            """
+        ),
+        "safe",
+        "    try:\n        f(xs)\n    except ValueError:\n        pass\n    return xs\n",
+        "    try:\n        f(list(xs))\n    except ValueError:\n        pass\n    return xs\n",
+    ),
+    "an OrderedDict returned": (
+        'from collections import OrderedDict\n\n\ndef firsts(words):\n    """OrderedDict of first letter -> word, first-seen order"""\n',
+        "from collections import OrderedDict\ndef check(candidate):\n    d = candidate(['bob', 'al', 'bea'])\n    assert d == OrderedDict([('b', 'bob'), ('a', 'al')]) and list(d) == ['b', 'a']\n",
+        "firsts",
+        "    d = OrderedDict()\n    for w in words:\n        d.setdefault(w[0], w)\n    return d\n",
+        "    d = OrderedDict()\n    for w in words:\n        d[w[0]] = w\n    return d\n",
+    ),
+    "an OrderedDict after move_to_end, returned": (
+        'from collections import OrderedDict\n\n\ndef touch(keys, k):\n    """OrderedDict of keys (value 0), with k moved to the end"""\n',
+        "def check(candidate):\n    assert list(candidate('abc', 'a')) == ['b', 'c', 'a']\n",
+        "touch",
+        "    d = OrderedDict.fromkeys(keys, 0)\n    d.move_to_end(k)\n    return d\n",
+        "    d = OrderedDict.fromkeys(keys, 0)\n    return d\n",
+    ),
+    "the test's OrderedDict changed in place": (
+        'def lru_get(cache, k):\n    """cache[k], moving k to the end (most recent); None if missing"""\n',
+        "from collections import OrderedDict\ndef check(candidate):\n    c = OrderedDict([(1, 'a'), (2, 'b'), (3, 'c')])\n    assert candidate(c, 1) == 'a' and list(c) == [2, 3, 1]\n    assert candidate(c, 9) is None and list(c) == [2, 3, 1]\n",
+        "lru_get",
+        "    if k not in cache:\n        return None\n    cache.move_to_end(k)\n    return cache[k]\n",
+        "    return cache.get(k)\n",
+    ),
+    "the test's OrderedDict grows": (
+        'def put(cache, k, v, cap):\n    """LRU put: insert, evicting the oldest past cap"""\n',
+        "from collections import OrderedDict\ndef check(candidate):\n    c = OrderedDict()\n    for k in 'abcd':\n        candidate(c, k, k.upper(), 3)\n    assert c == OrderedDict([('b', 'B'), ('c', 'C'), ('d', 'D')])\n",
+        "put",
+        "    cache[k] = v\n    cache.move_to_end(k)\n    if len(cache) > cap:\n        cache.popitem(last=False)\n",
+        "    cache[k] = v\n    if len(cache) > cap:\n        cache.popitem()\n",
+    ),
+    "an LRU class whose cache the test reads": (
+        'from collections import OrderedDict\n\n\nclass LRU:\n    """get/put with a capacity; .cache is an OrderedDict oldest first"""\n',
+        "def check(candidate):\n    c = candidate(2)\n    c.put(1, 1)\n    c.put(2, 2)\n    assert c.get(1) == 1\n    assert list(c.cache) == [2, 1] and list(c.cache.items()) == [(2, 2), (1, 1)]\n",
+        "LRU",
+        "    def __init__(self, cap):\n        self.cap = cap\n        self.cache = OrderedDict()\n    def get(self, k):\n        if k not in self.cache:\n            return -1\n        self.cache.move_to_end(k)\n        return self.cache[k]\n    def put(self, k, v):\n        self.cache[k] = v\n        self.cache.move_to_end(k)\n        if len(self.cache) > self.cap:\n            self.cache.popitem(last=False)\n",
+        "    def __init__(self, cap):\n        self.cap = cap\n        self.cache = OrderedDict()\n    def get(self, k):\n        return self.cache.get(k, -1)\n    def put(self, k, v):\n        self.cache[k] = v\n        if len(self.cache) > self.cap:\n            self.cache.popitem(last=False)\n",
+    ),
+}
+
+# name: (prompt, test, entry, answer, strict status, official status, reason in strict)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "a set's iteration order after it crosses": (
+        'def uniq(xs):\n    """set(xs)"""\n',
+        "def check(candidate):\n    assert list(candidate([9, 1, 17, 25])) == list(set([9, 1, 17, 25]))\n",
+        "uniq",
+        "    return set(xs)\n",
+        "failed",
+        "passed",
+        "AssertionError",
+    ),
+    "a list the candidate's object keeps, changed on a later call": (
+        'class Queue:\n    """a FIFO over the list it is given"""\n',
+        "def check(candidate):\n    xs = [1, 2, 3]\n    q = candidate(xs)\n    assert q.pop() == 1\n    assert xs == [2, 3]\n",
+        "Queue",
+        "    def __init__(self, items):\n        self.items = items\n\n    def pop(self):\n        return self.items.pop(0)\n",
+        "failed",
+        "passed",
+        "AssertionError",
+    ),
+    "a constant of the program's, read by the test": (
+        'def area(r):\n    """PI * r * r; also define PI = 3.14"""\n',
+        "def check(candidate):\n    assert PI == 3.14 and candidate(1) == 3.14\n",
+        "area",
+        "    return PI * r * r\n\n\nPI = 3.14\n",
+        "failed",
+        "passed",
+        "NameError",
+    ),
+    "a helper of the program's named check, like the test's": (
+        'def all_even(xs):\n    """are all items even"""\n',
+        "def check(candidate):\n    assert candidate([2, 4]) is True and candidate([1]) is False\n",
+        "all_even",
+        "    return all(check(x) for x in xs)\n\n\ndef check(x):\n    return x % 2 == 0\n",
+        "passed",
+        "failed",
+        "",
+    ),
+    "an io.StringIO of the test's, printed to": (
+        'def show(s, out):\n    """print s to out"""\n',
+        "import io\n\n\ndef check(candidate):\n    buf = io.StringIO()\n    candidate('hi', buf)\n    assert buf.getvalue() == 'hi\\n'\n",
+        "show",
+        "    print(s, file=out)\n",
+        "failed",
+        "passed",
+        "no readable attribute 'write'",
+    ),
+    "an instance of the test's int subclass, passed": (
+        'def double(x):\n    """2 * x as a plain int"""\n',
+        "class Cents(int):\n    pass\n\n\ndef check(candidate):\n    assert candidate(Cents(3)) == 6\n",
+        "double",
+        "    return int(x) * 2\n",
+        "failed",
+        "passed",
+        "not 'Proxy'",
+    ),
+    "copy.deepcopy of a returned object": (
+        'from dataclasses import dataclass\n\n\n@dataclass\nclass P:\n    x: int\n\n\ndef make(x):\n    """P(x)"""\n',
+        "import copy\n\n\ndef check(candidate):\n    assert copy.deepcopy(candidate(1)) == P(1)\n",
+        "make",
+        "    return P(x)\n",
+        "failed",
+        "passed",
+        "TypeError",
+    ),
+    "the decimal precision the test sets": (
+        'from decimal import Decimal\n\n\ndef third(x):\n    """Decimal(x) / 3"""\n',
+        "from decimal import Decimal, getcontext\n\n\ndef check(candidate):\n    getcontext().prec = 50\n    assert candidate(1) == Decimal(1) / 3\n",
+        "third",
+        "    return Decimal(x) / 3\n",
+        "failed",
+        "passed",
+        "AssertionError",
+    ),
+    "an exception's __cause__": (
+        'def parse(s):\n    """int(s); on failure raise ValueError(\'bad\') from the original"""\n',
+        "def check(candidate):\n    try:\n        candidate('x')\n    except ValueError as e:\n        assert isinstance(e.__cause__, ValueError)\n",
+        "parse",
+        "    try:\n        return int(s)\n    except ValueError as e:\n        raise ValueError('bad') from e\n",
+        "failed",
+        "passed",
+        "AssertionError",
+    ),
+    "an int of more than 2**20 bits": (
+        'def fact(n):\n    """n!"""\n',
+        "import math\n\n\ndef check(candidate):\n    assert candidate(100000) == math.factorial(100000)\n",
+        "fact",
+        "    import math\n    return math.factorial(n)\n",
+        "failed",
+        "passed",
+        "int of more than 1048576 bits",
+    ),
+    "a 1000 x 1000 grid the test passes": (
+        'def total(grid):\n    """sum of all cells"""\n',
+        "def check(candidate):\n    assert candidate([[1] * 1000 for _ in range(1000)]) == 10**6\n",
+        "total",
+        "    return sum(map(sum, grid))\n",
+        "error",
+        "passed",
+        "the test passed a value that cannot be sent",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[tuple[str, int], CandidateResult]]:
+    return score_both(tmp_path_factory.mktemp("values"), SHAPES, LIMITS)
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_edge_values_are_judged_as_the_single_program_judges_them(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    strict, official = verdicts["strict"], verdicts["official"]
+    right, wrong = (name, 0), (name, 1)
+    assert official[right].status == "passed", official[right]
+    assert official[wrong].status == "failed", official[wrong]
+    assert strict[right].status == "passed", strict[right].reason
+    assert strict[wrong].status == "failed", strict[wrong].reason
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_documented_limits(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    *_, strict_status, official_status, reason = LIMITS[name]
+    got = verdicts["strict"][(name, 0)]
+    assert got.status == strict_status and reason in got.reason, got
+    assert verdicts["official"][(name, 0)].status == official_status
+
+
+def test_a_frame_with_a_lone_surrogate_decodes_to_the_same_value() -> None:
+    """Only a frame that UTF-8 cannot carry is escaped; its value trees
+    decode to the strings sent, and its text arrives escaped."""
+    nan = float("nan")
+    value = ["t", [["l", ["a\ud800", nan]], ["d", [["\udfff", ["@", 0]]]]]]
+    reply = protocol.Reply(ok=True, value=value, out="x\ud800")
+    frame = protocol.encode_frame(reply)
+    got = msgspec.msgpack.decode(frame[protocol.HEADER.size :], type=protocol.Reply)
+    assert got.out == "x\\ud800"
+    decoded = wire.Codec(lambda v: None, lambda t: None).decode(got.value)
+    assert decoded[0][0] == "a\ud800" and decoded[0][1] != decoded[0][1]
+    assert decoded[1] == {"\udfff": decoded[0]}
+    plain = protocol.Reply(ok=True, value=["l", ["a", 1]])
+    assert protocol.encode_frame(plain)[protocol.HEADER.size :] == msgspec.msgpack.encode(plain)
+
+
+def test_the_same_nan_is_one_object_after_a_round_trip() -> None:
+    nan = float("nan")
+    sent = [nan, (nan, [nan]), {"k": nan}]
+    tree = wire.Codec(lambda v: None, lambda t: None).encode(sent)
+    got = wire.Codec(lambda v: None, lambda t: None).decode(tree)
+    assert got[0] is got[1][0] is got[1][1][0] is got[2]["k"]
+    assert got[0] != got[0] and got == [got[0], (got[0], [got[0]]), {"k": got[0]}]
