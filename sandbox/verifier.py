@@ -54,7 +54,7 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import cgroups, frames, handles, protocol, session, testrandom
+    from . import cgroups, frames, handles, protocol, session, testrandom, timers
     from .channel import Channel
     from .testcode import Capture, Compiled, TestBroken, guarded
 except ImportError:
@@ -64,6 +64,7 @@ except ImportError:
     import protocol  # type: ignore[no-redef,import-not-found]
     import session  # type: ignore[no-redef,import-not-found]
     import testrandom  # type: ignore[no-redef,import-not-found]
+    import timers  # type: ignore[no-redef,import-not-found]
     from channel import Channel  # type: ignore[no-redef,import-not-found]
     from testcode import (  # type: ignore[no-redef,import-not-found]
         Capture,
@@ -88,16 +89,8 @@ CandidateGone = handles.CandidateGone
 CandidateExit = handles.CandidateExit
 CandidateError = handles.CandidateError
 CheckSetupError = handles.CheckSetupError
-
-
-class CheckTimeout(BaseException):
-    """The test's own CPU budget ran out in the verifier."""
-
-
-class CallTimeLimit(BaseException):
-    """A call of the candidate ran past the wall-clock limit the test set
-    for it with `within` (a BaseException: the test's own handlers, and
-    nothing the candidate raises, can stand for it)."""
+CheckTimeout, CallTimeLimit = timers.CheckTimeout, timers.CallTimeLimit
+WITHIN, within = timers.WITHIN, timers.within
 
 
 def _reason(exc: BaseException) -> str:
@@ -111,43 +104,6 @@ def _reason(exc: BaseException) -> str:
     return (f"{name}: {text}" if text else name)[:500]
 
 
-_armed = False
-"""True only while a test's driver runs, so a late timer signal is ignored."""
-
-
-def _on_prof(signum: int, frame: object) -> None:
-    if _armed:
-        raise CheckTimeout
-
-
-_call_limit = 0.0
-"""The limit of the call `within` runs (0: none), for a late alarm to ignore."""
-
-
-def _on_alarm(signum: int, frame: object) -> None:
-    if _call_limit:
-        raise CallTimeLimit(f"a call of the candidate ran past its time limit of {_call_limit:g}s")
-
-
-WITHIN = "__aioeval_within__"
-"""The name under which a test finds `within` (never the candidate's to bind)."""
-
-
-def within(seconds: float, fn: Callable[..., Any], /, *args: Any) -> Any:
-    """``fn(*args)``, ended as the answer's timeout once it has taken
-    ``seconds`` of wall time: tests that give each input its own limit
-    (EvalPlus, competitive programming) use it around each call, and the
-    alarm interrupts the wait for the candidate's reply."""
-    global _call_limit
-    _call_limit = seconds
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return fn(*args)
-    finally:
-        _call_limit = 0.0
-        signal.setitimer(signal.ITIMER_REAL, 0)
-
-
 class Verifier:
     def __init__(self, hello: protocol.VerifierHello, out_fd: int) -> None:
         self.hello = hello
@@ -158,8 +114,7 @@ class Verifier:
         self.random_state = random.getstate()
         self.cache: OrderedDict[tuple[str, str, str], Compiled | TestBroken] = OrderedDict()
         self.cache_chars = 0
-        signal.signal(signal.SIGPROF, _on_prof)
-        signal.signal(signal.SIGALRM, _on_alarm)
+        timers.install()
         self.cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
 
     def compiled(self, check: protocol.Check) -> Compiled:
@@ -273,6 +228,30 @@ class Verifier:
         prelude = {k: v for k, v in before.items() if k not in ours}
         twins = _twins(code.prelude, prelude)
         talk = session.Session(chan, TEST_MODULE, twins)
+        # The budget runs from the child's first word: serving what it asks
+        # while its names are read counts too (a flood of requests there is
+        # the answer's timeout, not a verifier killed by its CPU ceiling).
+        timers.arm(cpu_s)
+        try:
+            return self._meet(check, code, scope, ours, prelude, talk, chan, result, cpu_s)
+        except CheckTimeout:
+            return result("timeout", f"the test ran out of its CPU budget of {cpu_s:g}s")
+        finally:
+            timers.disarm()
+
+    def _meet(
+        self,
+        check: protocol.Check,
+        code: Compiled,
+        scope: dict[str, Any],
+        ours: set[str],
+        prelude: dict[str, Any],
+        talk: session.Session,
+        chan: Channel,
+        result: Callable[..., protocol.CheckResult],
+        cpu_s: float,
+    ) -> protocol.CheckResult:
+        """Read the child's names, bind them, and run the driver."""
         try:
             first = chan.receive()
         except CandidateGone as exc:
@@ -284,12 +263,14 @@ class Verifier:
             return result("failed", "the candidate's process answered out of turn")
         try:
             self._bind(scope, check.entry, first.names, code.names - ours, talk, prelude)
+        except CheckTimeout:
+            raise
         except BaseException as exc:  # the child died, exited or refused a read
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         random.setstate(self.random_state)
         talk.random_state = random.getstate()
         talk.seeds, talk.uses = testrandom.seedings()
-        return self._drive(code.driver, scope, result, cpu_s)
+        return self._drive(code.driver, scope, result)
 
     def _bind(
         self,
@@ -340,26 +321,19 @@ class Verifier:
         driver: CodeType,
         scope: dict[str, Any],
         result: Callable[..., protocol.CheckResult],
-        cpu_s: float,
     ) -> protocol.CheckResult:
-        global _armed
-        _armed = True
-        signal.setitimer(signal.ITIMER_PROF, cpu_s)
         try:
             exec(driver, scope)
-            _armed = False
+            timers.disarm()
         except CheckTimeout:
-            return result("timeout", f"the test ran out of its CPU budget of {cpu_s:g}s")
+            raise
         except CallTimeLimit as exc:
             return result("timeout", str(exc))
         except CheckSetupError as exc:
             return result("error", str(exc)[:500])
         except BaseException as exc:
-            _armed = False  # the verdict is in: no late CPU signal inside _reason
+            timers.disarm()  # the verdict is in: no late CPU signal inside _reason
             return result("failed", _reason(exc))
-        finally:
-            _armed = False
-            signal.setitimer(signal.ITIMER_PROF, 0)
         return result("passed")
 
 

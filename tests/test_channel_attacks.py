@@ -10,11 +10,14 @@ import socket
 import struct
 import time
 
+import anyio
 import pytest
 from test_handle_reads import check_strict
 
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox.channel import Channel
 from aioeval.sandbox.handles import CandidateGone
+from aioeval.sandbox.protocol import Checked, Limits
 
 # The child's end of the channel, found in the serve loop's frame, and a
 # raw write of whole frames on it.
@@ -127,3 +130,55 @@ def test_a_channel_end_kept_in_flight_does_not_hold_the_verifier() -> None:
     status, reason = check_strict(IN_FLIGHT, LARGE_REQUEST_TEST, "f")
     assert status == "failed" and "ended before" in reason, reason
     assert time.monotonic() - started < 10.0
+
+
+# While the verifier reads the program's names (it reads the value of a
+# builtin subclass then, and this child calls its function one), the child
+# answers with an endless stream of requests of its own.
+FLOOD_WHILE_BOUND = (
+    RAW
+    + """
+def f(x):
+    return x
+for _m in list(sys.modules.values()):
+    if hasattr(_m, "as_base") and hasattr(_m, "exception_tree"):
+        _old = _m.base
+        _m.base = lambda v, old=_old: "int" if callable(v) and not isinstance(v, type) else old(v)
+    _peer = getattr(_m, "_Peer", None)
+    if isinstance(_peer, type) and hasattr(_peer, "serve"):
+        def _flood(self, op):
+            import msgspec, threading
+            fd = _fd()
+            def drain():
+                while os.read(fd, 1 << 16):
+                    pass
+                os._exit(0)
+            threading.Thread(target=drain, daemon=True).start()
+            one = msgspec.msgpack.encode(["op", 5, "len"])
+            burst = (struct.pack("<I", len(one)) + one) * 4096
+            while True:
+                os.write(fd, burst)
+        _peer.serve = _flood
+"""
+)
+
+
+def test_a_flood_of_requests_before_the_test_runs_is_the_tests_timeout() -> None:
+    """The test's CPU budget runs from the child's first word, so the
+    verifier ends the check itself (not killed by its CPU ceiling, which
+    costs the slot a restart)."""
+
+    async def go() -> tuple[str, str]:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=6.0, wall_s=30.0)) as pool:
+            task = Checked(
+                program=FLOOD_WHILE_BOUND,
+                entry="f",
+                setup="def check(candidate):\n    assert candidate(3) == 3\n",
+                driver="check(f)",
+                cpu_s=1.0,
+            )
+            out = await pool.execute(task)
+            return out.status, out.reason
+
+    status, reason = anyio.run(go)
+    assert status == "timeout" and "the test ran out of its CPU budget" in reason, reason
