@@ -499,3 +499,20 @@ if __name__ == "__main__":
         print(write_samples(args.samples, args.stall_s))
     if args.mock:
         write_mock(Path(args.mock[1]), Path(args.mock[2]), args.mock[0])
+
+
+def counting_pool() -> type[Any]:
+    """A `LocalPool` class that counts the reference `Call`s it runs (a
+    fresh class each time: the count is the class's)."""
+    from aioeval.executors.local import LocalPool
+    from aioeval.sandbox.protocol import Call, Outcome, Task
+
+    class Counting(LocalPool):
+        calls = 0
+
+        async def execute(self, task: Task) -> Outcome:
+            if isinstance(task, Call):
+                Counting.calls += 1
+            return await super().execute(task)
+
+    return Counting

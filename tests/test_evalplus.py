@@ -150,20 +150,12 @@ def test_the_reference_runs_once_and_is_cached(
 ) -> None:
     """A second run reads the reference's outputs from the cache: no `Call`
     reaches the pool (a pool that refuses them still scores)."""
-    from aioeval.executors.local import LocalPool
-    from aioeval.sandbox.protocol import Call, Outcome, Task
     from aioeval.types import Passed
 
     monkeypatch.setenv("AIOEVAL_CACHE_DIR", str(tmp_path / "cache"))
     params = load_config(None, [f"params.evalplus.min_time_limit_s={LIMIT_S}"]).params
 
-    class Counting(LocalPool):
-        calls = 0
-
-        async def execute(self, task: Task) -> Outcome:
-            if isinstance(task, Call):
-                Counting.calls += 1
-            return await super().execute(task)
+    Counting = evalplus_fixture.counting_pool()
 
     async def judge_all() -> list[str]:
         suite = get_suite("mbpp-plus", params)

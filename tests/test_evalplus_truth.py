@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import evalplus_fixture
 import pytest
 
 from aioeval.config import load_config
 from aioeval.errors import InputError
-from aioeval.executors.local import LocalPool
 from aioeval.sandbox import plain
-from aioeval.sandbox.protocol import Call, Outcome, Task
 from aioeval.suites import get_suite
 from aioeval.types import Failed, Passed
 
@@ -38,13 +37,7 @@ def _judge(tmp: Path, row: dict[str, Any], answers: list[str]) -> tuple[list[str
     data.write_text(json.dumps(row) + "\n")
     params = load_config(None, [f"params.dataset_path={data}"]).params
 
-    class Counting(LocalPool):
-        calls = 0
-
-        async def execute(self, task: Task) -> Outcome:
-            if isinstance(task, Call):
-                Counting.calls += 1
-            return await super().execute(task)
+    Counting = evalplus_fixture.counting_pool()
 
     async def run() -> list[str]:
         suite = get_suite("humaneval-plus", params)

@@ -10,7 +10,7 @@ listed in docs/strict-scoring.md with its reason."""
 from __future__ import annotations
 
 import pytest
-from test_faithful import _d, score_both
+from test_faithful import _d, judged_alike, judged_as_listed, score_both
 
 from aioeval.types import CandidateResult
 
@@ -680,22 +680,14 @@ def verdicts(
 def test_held_out_shapes_are_judged_as_the_single_program_judges_them(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
-    strict, official = verdicts["strict"], verdicts["official"]
-    right, wrong = (name, 0), (name, 1)
-    assert official[right].status == "passed", official[right]
-    assert official[wrong].status == "failed", official[wrong]
-    assert strict[right].status == "passed", strict[right].reason
-    assert strict[wrong].status == "failed", strict[wrong].reason
+    judged_alike(verdicts, name)
 
 
 @pytest.mark.parametrize("name", list(LIMITS))
 def test_listed_limits(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
-    *_, strict_status, official_status, reason = LIMITS[name]
-    got = verdicts["strict"][(name, 0)]
-    assert got.status == strict_status and reason in got.reason, got
-    assert verdicts["official"][(name, 0)].status == official_status
+    judged_as_listed(verdicts, name, LIMITS)
 
 
 def test_exception_stand_ins_follow_the_program_s_hierarchy() -> None:
