@@ -10,7 +10,10 @@ import sys
 from typing import Any
 
 MAX_DEPTH = 100
-MAX_NODES = 1_000_000
+MAX_NODES = 4_000_000
+"""Items of one value in all: a 1000 x 1000 grid (a LeetCode-style bound)
+and then some; the message size cap and the verifier's memory and CPU
+ceilings bound what the rest could cost."""
 MAX_INT_BITS = 1 << 20
 MAX_SAME_HASH = 64
 NUMPY_KINDS = "biufcUS"

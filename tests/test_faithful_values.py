@@ -19,6 +19,20 @@ from aioeval.types import CandidateResult
 
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "a 1000 x 1000 grid the test passes": (
+        'def total(grid):\n    """sum of all cells"""\n',
+        "def check(candidate):\n    assert candidate([[1] * 1000 for _ in range(1000)]) == 10**6\n",
+        "total",
+        "    return sum(map(sum, grid))\n",
+        "    return len(grid)\n",
+    ),
+    "a 1000 x 1000 grid the candidate returns": (
+        'def ones(n):\n    """an n x n grid of ones"""\n',
+        "def check(candidate):\n    g = candidate(1000)\n    assert all(r == [1] * 1000 for r in g)\n",
+        "ones",
+        "    return [[1] * n for _ in range(n)]\n",
+        "    return [[1] * n for _ in range(n - 1)] + [[0] * n]\n",
+    ),
     "the same NaN comes back in a copy": (
         'def keep(xs):\n    """a copy of xs"""\n',
         "import math\n\n\ndef check(candidate):\n    assert candidate([1, math.nan]) == [1, math.nan]\n",
@@ -274,15 +288,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "passed",
         "int of more than 1048576 bits",
-    ),
-    "a 1000 x 1000 grid the test passes": (
-        'def total(grid):\n    """sum of all cells"""\n',
-        "def check(candidate):\n    assert candidate([[1] * 1000 for _ in range(1000)]) == 10**6\n",
-        "total",
-        "    return sum(map(sum, grid))\n",
-        "error",
-        "passed",
-        "the test passed a value that cannot be sent",
     ),
 }
 
