@@ -11,9 +11,9 @@ untimed first, so EvalPlus's ground-truth cache and aioeval's are warm.
 
     python3 bench/evalplus_parity.py --evalplus-python /path/to/venv/bin/python
 
-``--plus-scale N`` repeats every problem's plus inputs N times (but the
-one whose inputs are already large) (a copy of
-the fixture both sides read), for a run at the size of the real sets:
+``--plus-scale N`` repeats every problem's plus inputs N times, in a copy
+of the fixture both sides read (the one problem whose inputs are already
+large stays as it is), for a run at the size of the real sets:
 EvalPlus's paper gives HumanEval+ about 764 tests per problem on average
 and MBPP+ about 108; the fixture has 4 to 42.
 

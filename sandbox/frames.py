@@ -160,8 +160,8 @@ def recv_soon(sock: socket.socket, view: memoryview) -> int:
     a while first (`spin`). The two ends of a call channel answer each
     other within microseconds, and waking a sleeping reader costs tens of
     them (more in a VM): a reader that is still awake when the answer
-    lands gets it for the price of a syscall. Then a plain blocking read (the socket's own
-    timeout, if any, applies).
+    lands gets it for the price of a syscall. Then a plain blocking read
+    (the socket's own timeout, if any, applies).
 
     A poll that runs out is CPU taken from someone (on a loaded machine,
     often the other end): each one costs four polls' credit, each answered

@@ -126,13 +126,12 @@ def child_main(
     except BaseException as exc:
         _send(result_fd, token, SETUP, f"sandbox setup failed: {_reason(exc)}".encode())
         _exit(71)
-    if not isinstance(task, protocol.Serve):
-        _send(result_fd, token, READY, b"")
     if isinstance(task, protocol.Serve):
         assert channel_fd is not None
         os.close(result_fd)  # nothing on that pipe counts for a served job
         serve.run(task.program, channel_fd)
-    elif isinstance(task, protocol.Call):
+    _send(result_fd, token, READY, b"")
+    if isinstance(task, protocol.Call):
         _call(task, token, result_fd)
     else:
         assert isinstance(task, protocol.Program)

@@ -233,7 +233,7 @@ class Verifier:
         # the answer's timeout, not a verifier killed by its CPU ceiling).
         timers.arm(cpu_s)
         try:
-            return self._meet(check, code, scope, ours, prelude, talk, chan, result, cpu_s)
+            return self._meet(check, code, scope, ours, prelude, talk, chan, result)
         except CheckTimeout:
             return result("timeout", f"the test ran out of its CPU budget of {cpu_s:g}s")
         finally:
@@ -249,7 +249,6 @@ class Verifier:
         talk: session.Session,
         chan: Channel,
         result: Callable[..., protocol.CheckResult],
-        cpu_s: float,
     ) -> protocol.CheckResult:
         """Read the child's names, bind them, and run the driver."""
         try:

@@ -148,7 +148,7 @@ def test_text(
     limits = [max(options.min_time_limit_s, options.gt_time_limit_factor * t) for t in times]
     budget = min(options.task_limit_s, math.fsum(limits)) + 1.0 + (1.0 if options.details else 0)
     f = problem.fields
-    tolerance = float(problem.fields["atol"]) != 0 or any(map(is_floats, expected))
+    tolerance = float(f["atol"]) != 0 or any(map(is_floats, expected))
     lines = [
         harness(tolerance, flavor == "mbpp"),
         f"_aioeval_inputs = {literal(args)}",

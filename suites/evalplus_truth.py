@@ -88,11 +88,12 @@ async def compute(
         cached = None
     if cached is not None:
         return cached
-    outputs, times = await _run(problem, part, args, not_none, pool)
-    try:
-        data = plain.dumps([outputs, times])
-    except plain.NotPlain:
-        return outputs, times  # past what the cache's reader takes: computed each run
+    outputs, times, data = await _run(problem, part, args, not_none, pool)
+    if data is None:  # run in parts: their answers as one
+        try:
+            data = plain.dumps([outputs, times])
+        except plain.NotPlain:
+            return outputs, times  # past what the cache's reader takes: computed each run
     try:
         write_atomic(path, data)
     except OSError:
@@ -102,16 +103,16 @@ async def compute(
 
 async def _run(
     problem: Problem, part: str, args: list[Any], not_none: bool, pool: Executor
-) -> tuple[list[Any], list[float]]:
-    """The reference on ``args`` in one process, as EvalPlus runs it; if
-    the inputs or the outputs are past what one sandboxed call may carry
-    (`plain`'s limits, the result cap), on each half in turn instead."""
+) -> tuple[list[Any], list[float], bytes | None]:
+    """The reference on ``args`` in one process, as EvalPlus runs it, with
+    the answer as it came (None when run in parts); if the inputs or the
+    outputs are past what one sandboxed call may carry (`plain`'s limits,
+    the result cap), on each half in turn instead."""
     f = problem.fields
     try:
         sent = plain.dumps([[args, not_none], {}])
     except plain.NotPlain:
         sent = None
-    out = None
     if sent is not None:
         task = Call(
             program=f["prompt"] + f["canonical_solution"] + helper(f["entry_point"]),
@@ -123,7 +124,7 @@ async def _run(
         if out.status == "passed" and out.value is not None:
             got = _decode(out.value, len(args))
             if got is not None:
-                return got
+                return got[0], got[1], out.value
         elif not _too_large(out.status, out.reason):
             reason = out.reason.splitlines()[-1] if out.reason else out.status
             raise InputError(
@@ -140,7 +141,7 @@ async def _run(
     half = len(args) // 2
     head = await _run(problem, part, args[:half], not_none, pool)
     tail = await _run(problem, part, args[half:], not_none, pool)
-    return head[0] + tail[0], head[1] + tail[1]
+    return head[0] + tail[0], head[1] + tail[1], None
 
 
 def _too_large(status: str, reason: str) -> bool:

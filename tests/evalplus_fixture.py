@@ -488,19 +488,6 @@ def write_mock(results: Path, samples: Path, flavor: str, out: Path = OUT) -> No
     (out / f"{flavor}_plus_mock.jsonl").write_text("".join(lines))
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--samples", type=Path)
-    parser.add_argument("--stall-s", type=float, default=6.0)
-    parser.add_argument("--mock", nargs=3, metavar=("FLAVOR", "RESULTS", "SAMPLES"))
-    args = parser.parse_args()
-    write()
-    if args.samples:
-        print(write_samples(args.samples, args.stall_s))
-    if args.mock:
-        write_mock(Path(args.mock[1]), Path(args.mock[2]), args.mock[0])
-
-
 def counting_pool() -> type[Any]:
     """A `LocalPool` class that counts the reference `Call`s it runs (a
     fresh class each time: the count is the class's)."""
@@ -516,3 +503,16 @@ def counting_pool() -> type[Any]:
             return await super().execute(task)
 
     return Counting
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--samples", type=Path)
+    parser.add_argument("--stall-s", type=float, default=6.0)
+    parser.add_argument("--mock", nargs=3, metavar=("FLAVOR", "RESULTS", "SAMPLES"))
+    args = parser.parse_args()
+    write()
+    if args.samples:
+        print(write_samples(args.samples, args.stall_s))
+    if args.mock:
+        write_mock(Path(args.mock[1]), Path(args.mock[2]), args.mock[0])
