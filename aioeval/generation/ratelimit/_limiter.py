@@ -90,6 +90,10 @@ class RateLimiter:
         self.refusal_rtt_s = 0.0  # the slowest 429 answer seen
         self._ids = 0
         self._changed = anyio.Event()
+        self._turn = anyio.Lock()
+        """Requests are admitted in the order they asked: only the first in
+        line waits on the limits (a release wakes one task, not every one
+        waiting, which would cost each release a wake-up per waiter)."""
 
     @property
     def rate_rpm(self) -> float | None:
@@ -104,6 +108,10 @@ class RateLimiter:
     async def acquire(self, ask: Ask | int) -> Permit:
         if isinstance(ask, int):
             ask = Ask(prompt=ask, max_tokens=0)
+        async with self._turn:
+            return await self._admit(ask)
+
+    async def _admit(self, ask: Ask) -> Permit:
         while True:
             now = self.clock.now()
             if self.refused_since is not None and now - self.refused_since >= self.patience_s:
