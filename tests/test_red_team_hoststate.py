@@ -1,0 +1,108 @@
+"""Red team: kernel state a candidate could leave behind for the template,
+later candidates or the host, and the sandbox failing closed.
+
+Each attack runs through the real sandbox with every layer the machine
+offers, then an honest follower runs on the same slot: the attack must be
+refused, the follower judged as it would be on a fresh slot, and nothing
+left on the host. Run inside the safety net
+(``tests/safety_net.sh python -m pytest tests/test_red_team_hoststate.py``).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from test_sandbox_layers import _become_nobody
+from test_seccomp_filter import run_filter
+
+from aioeval.sandbox import seccomp_filter as sf
+
+ENGINE = r"""
+import anyio, json, sys
+from aioeval.executors.local import LocalPool
+from aioeval.sandbox.protocol import Limits
+
+async def main(programs):
+    limits = Limits(cpu_s=2.0, wall_s=6.0, memory_mb=512, fsize_mb=8, disk_mb=32)
+    async with LocalPool(workers=1, limits=limits) as pool:
+        outs = [await pool.run(p) for p in programs]
+        report = {"layers": pool.layers, "warnings": pool.warnings}
+    report["outs"] = [[o.status, o.reason, o.output_tail] for o in outs]
+    return report
+
+print(json.dumps(anyio.run(main, json.loads(sys.stdin.read()))))
+"""
+
+
+def _run_unprivileged(*programs: str) -> dict[str, object]:
+    """Run the programs in turn on one slot of an engine running as uid
+    65534 (so its candidates share the template's uid in a user namespace)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp", "LANG": "C.UTF-8"}
+    proc = subprocess.run(
+        [sys.executable, "-c", ENGINE],
+        input=json.dumps([textwrap.dedent(p) for p in programs]),
+        preexec_fn=_become_nobody,
+        env=env,
+        cwd="/tmp",
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    layers = report["layers"]
+    assert isinstance(layers, list)
+    if "user-namespace" not in layers:
+        pytest.skip(f"no unprivileged user namespaces here: {report['warnings']}")
+    return report
+
+
+@pytest.mark.parametrize("machine", sorted(sf.ARCHES))
+def test_the_filter_refuses_limits_of_other_processes(machine: str) -> None:
+    arch = sf.ARCHES[machine]
+    code = sf.build(arch)
+    nr = arch.nr["prlimit64"]
+    assert run_filter(code, arch.audit, nr, (0, 7, 0x1000, 0)) == "allow"  # setrlimit
+    assert run_filter(code, arch.audit, nr, (0, 7, 0, 0x1000)) == "allow"  # getrlimit
+    for pid in (1, 2, 0x7FFFFFFF, (1 << 32) | 1):
+        assert run_filter(code, arch.audit, nr, (pid, 7, 0x1000, 0)) == errno.EPERM
+
+
+LIMITS_SEEN = """
+    import json, resource
+    names = ("RLIMIT_STACK", "RLIMIT_NOFILE", "RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_MEMLOCK")
+    print(json.dumps({n: resource.getrlimit(getattr(resource, n)) for n in names}))
+    """
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+def test_a_candidate_cannot_lower_its_template_s_limits() -> None:
+    """Under a user namespace a candidate shares the template's uid, which
+    is all the kernel asks before one process sets another's limits. A
+    candidate that lowered the template's limits would reach every later
+    candidate of the slot: a lower open-file limit makes each one's setup
+    fail, a smaller stack makes deep recursion crash."""
+    attack = """
+        import resource
+        for res, lim in ((resource.RLIMIT_NOFILE, (40, 40)),
+                         (resource.RLIMIT_STACK, (200 << 10, 200 << 10)),
+                         (resource.RLIMIT_CPU, (1, 1))):
+            try:
+                resource.prlimit(1, res, lim)
+            except PermissionError:
+                continue
+            raise AssertionError(f"the template's limit {res} was lowered")
+        """
+    report = _run_unprivileged(LIMITS_SEEN, attack, LIMITS_SEEN)
+    outs = report["outs"]
+    assert isinstance(outs, list)
+    (first, _, seen_before), (status, reason, _), (after, _, seen_after) = outs
+    assert status == "passed", reason
+    assert first == after == "passed", outs
+    assert seen_after == seen_before, outs
