@@ -13,15 +13,23 @@ from __future__ import annotations
 import errno
 import json
 import os
+import resource
 import subprocess
 import sys
 import textwrap
 
+import anyio
+import msgspec
 import pytest
+from hostcheck import template_pids
 from test_sandbox_layers import _become_nobody
 from test_seccomp_filter import run_filter
 
+from aioeval.executors.local import LocalPool
 from aioeval.sandbox import seccomp_filter as sf
+from aioeval.sandbox.protocol import Limits, Outcome
+
+HOST_LIMITS = Limits(cpu_s=2.0, wall_s=6.0, memory_mb=512, fsize_mb=8, disk_mb=32)
 
 ENGINE = r"""
 import anyio, json, sys
@@ -106,3 +114,49 @@ def test_a_candidate_cannot_lower_its_template_s_limits() -> None:
     assert status == "passed", reason
     assert first == after == "passed", outs
     assert seen_after == seen_before, outs
+
+
+HONEST = "assert sorted([3, 1, 2]) == [1, 2, 3]"
+
+
+def _lower_template_files(pool: LocalPool, spare: int) -> None:
+    """Poison the template from outside: its open-file limit set to what it
+    holds plus ``spare`` (a candidate under a user namespace could do this
+    before the filter refused it; any fault of the engine's could too)."""
+    (pid,) = template_pids(pool)
+    held = max(int(fd) for fd in os.listdir(f"/proc/{pid}/fd")) + 1
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (held + spare, held + spare))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to set the template's limits")
+@pytest.mark.parametrize("spare", [0, 100], ids=["template-cannot-open", "child-cannot-set-up"])
+def test_a_poisoned_template_is_replaced_not_blamed_on_candidates(spare: int) -> None:
+    """A template whose own state breaks the next job (here: too few files
+    for itself, or a limit its children cannot set) fails that job before
+    any of the candidate's code runs: an engine fault, never the candidate's
+    ``error``; the template is replaced and the job run on a fresh one, so
+    no later candidate of the slot inherits the fault."""
+
+    async def go() -> list[Outcome]:
+        async with LocalPool(workers=1, limits=HOST_LIMITS) as pool:
+            first = await pool.run(HONEST)
+            _lower_template_files(pool, spare)
+            return [first, await pool.run(HONEST), await pool.run(HONEST)]
+
+    outs = anyio.run(go)
+    assert [o.status for o in outs] == ["passed"] * 3, outs
+
+
+def test_an_engine_fault_in_every_template_stays_an_infra_error() -> None:
+    """A fault no fresh template mends (a limit no child can set) is the
+    engine's, however often it recurs: ``infra_error``, never the
+    candidate's ``error``."""
+    limits = msgspec.structs.replace(HOST_LIMITS, nofile=1 << 30)
+
+    async def go() -> list[Outcome]:
+        async with LocalPool(workers=1, limits=limits) as pool:
+            return [await pool.run(HONEST) for _ in range(2)]
+
+    outs = anyio.run(go)
+    assert [o.status for o in outs] == ["infra_error"] * 2, outs
+    assert all("sandbox setup failed" in o.reason for o in outs), outs
