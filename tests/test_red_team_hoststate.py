@@ -25,9 +25,11 @@ from hostcheck import template_pids
 from test_sandbox_layers import _become_nobody
 from test_seccomp_filter import run_filter
 
+from aioeval.errors import SandboxError
+from aioeval.executors import _slot
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox import seccomp_filter as sf
-from aioeval.sandbox.protocol import Limits, Outcome
+from aioeval.sandbox.protocol import Limits, Outcome, VerifierReady
 
 HOST_LIMITS = Limits(cpu_s=2.0, wall_s=6.0, memory_mb=512, fsize_mb=8, disk_mb=32)
 
@@ -160,3 +162,32 @@ def test_an_engine_fault_in_every_template_stays_an_infra_error() -> None:
     outs = anyio.run(go)
     assert [o.status for o in outs] == ["infra_error"] * 2, outs
     assert all("sandbox setup failed" in o.reason for o in outs), outs
+
+
+def test_strict_refuses_a_verifier_without_its_cgroups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verifier decodes what candidates send and runs the test on it,
+    under cgroups of its own; ``isolation: strict`` must refuse to run when
+    it could not have them, as it does for the template's layers, rather
+    than run the checks unbounded."""
+
+    async def start(isolation: str) -> list[str]:
+        async with LocalPool(
+            workers=1, limits=HOST_LIMITS, isolation=isolation, verifiers=True
+        ) as pool:
+            return pool.layers
+
+    try:
+        anyio.run(start, "strict")
+    except SandboxError as exc:
+        pytest.skip(f"this host cannot run isolation=strict: {exc}")
+    real = _slot._verifier_ready
+
+    class Lacking:
+        @staticmethod
+        def decode(data: bytes) -> VerifierReady:
+            return msgspec.structs.replace(real.decode(data), missing=["memory"])
+
+    monkeypatch.setattr(_slot, "_verifier_ready", Lacking)
+    with pytest.raises(SandboxError, match="strict refused: the verifier has no memory"):
+        anyio.run(start, "strict")
+    assert anyio.run(start, "best")  # best mode runs with what it has

@@ -73,6 +73,8 @@ class Slot:
         """The verifier's end of the link, until the verifier owns it."""
         self.ready: protocol.Ready | None = None
         self.verifier_cgroups: list[str] = []
+        self.verifier_missing: list[str] = []
+        """Controllers the verifier's cgroups lack (strict refuses them)."""
         self.broken = False
 
     async def start(self) -> None:
@@ -106,14 +108,25 @@ class Slot:
         except Exception as exc:
             await self.kill()
             raise SandboxError(f"sandbox template failed to start: {exc!r}") from None
+        await self._refuse_less_than_strict()
+        self.broken = False
+
+    async def _refuse_less_than_strict(self) -> None:
+        """Under ``isolation: strict``, kill the slot and raise SandboxError
+        naming the first layer its template or its verifier lacks."""
         ready = self.ready
         assert ready is not None
-        if self.pool.isolation == "strict" and ready.missing:
+        if self.pool.isolation != "strict":
+            return
+        if ready.missing:
             await self.kill()
             name = ready.missing[0]
             why = next((w for w in ready.warnings if w.startswith(name)), name)
             raise SandboxError(f"isolation=strict refused: {why}")
-        self.broken = False
+        if self.verifier_missing:
+            await self.kill()
+            name = self.verifier_missing[0]
+            raise SandboxError(f"isolation=strict refused: the verifier has no {name} cgroup")
 
     async def _start_verifier(self) -> Process:
         assert self.link is not None, "the verifier's link belongs to a live template"
@@ -139,6 +152,7 @@ class Slot:
         with anyio.fail_after(30):
             ready = _verifier_ready.decode(await verifier.frame())
         self.verifier_cgroups = ready.cgroups
+        self.verifier_missing = ready.missing
         return verifier
 
     async def run(self, job_id: int, task: Task) -> Outcome:
@@ -203,6 +217,7 @@ class Slot:
         out of memory), which is never a pass."""
         if self.verifier is None:
             self.verifier = await self._start_verifier()
+            await self._refuse_less_than_strict()
         verifier = self.verifier
         asked = protocol.Check(
             id=job_id,
