@@ -10,6 +10,7 @@ left on the host. Run inside the safety net
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -21,7 +22,7 @@ import textwrap
 import anyio
 import msgspec
 import pytest
-from hostcheck import template_pids
+from hostcheck import require_layers, template_pids
 from test_sandbox_layers import _become_nobody
 from test_seccomp_filter import run_filter
 
@@ -191,3 +192,24 @@ def test_strict_refuses_a_verifier_without_its_cgroups(monkeypatch: pytest.Monke
     with pytest.raises(SandboxError, match="strict refused: the verifier has no memory"):
         anyio.run(start, "strict")
     assert anyio.run(start, "best")  # best mode runs with what it has
+
+
+def test_a_template_restarted_with_fewer_layers_stops_the_run() -> None:
+    """The run reports the layers of the templates it started with; a
+    template started later (a restart after a crash or a retirement) that
+    comes up with fewer must stop the run with a clear error, not run the
+    rest of it with less isolation than summary.json says. A template
+    asked for ``minimal`` isolation stands in for a host that failed to
+    give a restarted template its namespaces."""
+
+    async def go() -> None:
+        async with LocalPool(workers=1, limits=HOST_LIMITS) as pool:
+            require_layers(pool, ("pid-namespace", "network-namespace", "seccomp"))
+            assert (await pool.run(HONEST)).status == "passed"
+            (slot,) = pool._slots
+            slot.pool = dataclasses.replace(slot.pool, isolation="minimal")
+            slot.broken = True  # the next job starts a fresh template
+            with pytest.raises(SandboxError, match=r"started without .*network-namespace"):
+                await pool.run(HONEST)
+
+    anyio.run(go)

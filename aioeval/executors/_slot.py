@@ -32,6 +32,9 @@ class SlotSettings:
     """How long each end of a call channel polls before it sleeps."""
     verifiers: bool = False
     """Start each slot's verifier with its template, not on its first check."""
+    layers: list[str] = field(default_factory=list)
+    """The layers of the pool's first template: the run reports them, so
+    every template started later (another slot, a restart) must have them."""
 
 
 _outcome = msgspec.msgpack.Decoder(Outcome)
@@ -109,7 +112,27 @@ class Slot:
             await self.kill()
             raise SandboxError(f"sandbox template failed to start: {exc!r}") from None
         await self._refuse_less_than_strict()
+        await self._refuse_less_than_reported()
         self.broken = False
+
+    async def _refuse_less_than_reported(self) -> None:
+        """Kill the slot and raise SandboxError when its template lacks a
+        layer the pool's first one had: the run reports those as in force,
+        and must not go on without them."""
+        ready = self.ready
+        assert ready is not None
+        reported = self.pool.layers
+        if not reported:
+            reported.extend(ready.layers)
+            return
+        lost = [name for name in reported if name not in ready.layers]
+        if lost:
+            await self.kill()
+            why = "; ".join(ready.warnings) or "no reason given"
+            raise SandboxError(
+                f"a sandbox template started without {', '.join(lost)}, which this run "
+                f"started with ({why})"
+            )
 
     async def _refuse_less_than_strict(self) -> None:
         """Under ``isolation: strict``, kill the slot and raise SandboxError
