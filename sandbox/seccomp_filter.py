@@ -51,6 +51,11 @@ What it refuses, and why:
   other slots; ``fcntl``'s ``F_NOTIFY`` watches a directory as inotify
   does. All are refused (a program that locks files, sqlite on disk say,
   cannot; one in memory can).
+- ``prlimit64`` on any process but the caller (pid 0): the kernel lets a
+  process of the same uid lower another's limits without the ptrace checks
+  Landlock scopes, and under a user namespace the candidates share the
+  template's uid, so lowered limits on the template would reach every later
+  candidate of its slot. ``setrlimit`` and ``getrlimit`` pass pid 0.
 
 A syscall of another architecture (the i386 entry on x86-64) or an x32
 syscall kills the process: the numbers below would not apply to it.
@@ -234,6 +239,7 @@ def build(arch: Arch) -> bytes:
     p.jump(JEQ, arch.nr["getsockopt"], "getsockopt")
     p.jump(JEQ, arch.nr["fcntl"], "fcntl")
     p.jump(JEQ, arch.nr["flock"], "enolck")
+    p.jump(JEQ, arch.nr["prlimit64"], "prlimit")
     for name in DENIED:
         if name in arch.nr:  # arm64 has no inotify_init or utime, only their newer forms
             p.jump(JEQ, arch.nr[name], "eperm")
@@ -261,6 +267,9 @@ def build(arch: Arch) -> bytes:
     p.stmt(LD_ABS_W, _arg(1))
     p.jump(JEQ, SOL_SOCKET, 0, "allow")
     p.refuse_values(2, COOKIES, "enoprotoopt")
+    p.label("prlimit")
+    p.stmt(LD_ABS_W, _arg(0))
+    p.jump(JEQ, 0, "allow", "eperm")
     p.label("fcntl")
     p.refuse_values(1, FCNTL_LOCKS, "enolck")
     p.label("enoprotoopt")

@@ -90,6 +90,7 @@ ARCHES = {
             "fcntl": 72,
             "flock": 73,
             "sysinfo": 99,
+            "prlimit64": 302,
         },
     ),
     "aarch64": Arch(
@@ -159,6 +160,7 @@ ARCHES = {
             "fcntl": 25,
             "flock": 32,
             "sysinfo": 179,
+            "prlimit64": 261,
         },
     ),
 }

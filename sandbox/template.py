@@ -51,6 +51,12 @@ def die_with_parent() -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+class SetupFault(Exception):
+    """A job failed before its child was forked: the template's state or the
+    machine's, never the candidate's (none of its code has run). The job is
+    an engine fault and the template is replaced."""
+
+
 class Template:
     """State of one template: its limits, secret, output memfd, counters."""
 
@@ -130,18 +136,21 @@ class Template:
 
     def run(self, job: protocol.JobHead, program: frames.JobReader) -> protocol.Outcome:
         limits = self.limits.for_task(job.cpu_s)
-        wdir, env = self._fresh_workdir(job.id)
-        # Nothing a candidate could mark survives it: a fresh output file
-        # (locks and flags set on the last one die with it), a random pid.
-        self.out_fd = _output_file()
-        token = self.token = self.secret + job.id.to_bytes(8, "little", signed=False)
-        channel = self._channel(job) if job.kind == "serve" else None
-        r, w = os.pipe()
-        if self.conf.pids is not None:
-            self.conf.pids.next()
-        tree = fairness.TreeCpu(self.conf.slot)
-        t0 = time.perf_counter()
-        pid = os.fork()
+        try:
+            wdir, env = self._fresh_workdir(job.id)
+            # Nothing a candidate could mark survives it: a fresh output file
+            # (locks and flags set on the last one die with it), a random pid.
+            self.out_fd = _output_file()
+            token = self.token = self.secret + job.id.to_bytes(8, "little", signed=False)
+            channel = self._channel(job) if job.kind == "serve" else None
+            r, w = os.pipe()
+            if self.conf.pids is not None:
+                self.conf.pids.next()
+            tree = fairness.TreeCpu(self.conf.slot)
+            t0 = time.perf_counter()
+            pid = os.fork()
+        except Exception as exc:
+            raise SetupFault(f"sandbox setup failed: {exc!r}") from exc
         if pid == 0:
             try:
                 os.close(r)
@@ -161,7 +170,11 @@ class Template:
                 _hang_up(channel)
         wall_ms = (time.perf_counter() - t0) * 1000.0
         self.cleanup(pid)
-        retire = layers.marked(self.conf)
+        report = harness.parse_report(memoryview(self.report)[:size], token)
+        # A child that could not be set up was failed by the template's own
+        # state (none of the candidate's code had run): the next job gets a
+        # fresh template.
+        retire = layers.marked(self.conf) or (report is not None and report[0] == harness.SETUP)
         # The whole tree's CPU (helpers nobody waited for included), never
         # less than what the child and the processes it waited for used.
         cpu_ms = max((usage.ru_utime + usage.ru_stime) * 1000.0, tree.used_ms())
@@ -178,7 +191,7 @@ class Template:
             cpu_ms=cpu_ms,
             run_delay_ms=run_delay,
             oom_killed=oom_killed,
-            report=harness.parse_report(memoryview(self.report)[:size], token),
+            report=report,
             tail_size=tail,
             stopped=stopped,
         )

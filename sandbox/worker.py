@@ -103,6 +103,14 @@ def serve(slot: template.Template, reader: frames.JobReader) -> None:
             return
         try:
             outcome = slot.run(job, reader)
+        except template.SetupFault as exc:
+            # Not the candidate's doing: the engine retries the job on a
+            # fresh template (and never counts it against the candidate).
+            fault = protocol.Outcome(
+                id=job.id, status="infra_error", reason=str(exc)[:500], retire=True
+            )
+            frames.write_all(1, protocol.encode_frame(fault))
+            return
         except Exception as exc:
             # Something this candidate did broke the template (its cleanup,
             # say): that is the candidate's error, and a fresh template

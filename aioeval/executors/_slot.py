@@ -32,6 +32,9 @@ class SlotSettings:
     """How long each end of a call channel polls before it sleeps."""
     verifiers: bool = False
     """Start each slot's verifier with its template, not on its first check."""
+    layers: list[str] = field(default_factory=list)
+    """The layers of the pool's first template: the run reports them, so
+    every template started later (another slot, a restart) must have them."""
 
 
 _outcome = msgspec.msgpack.Decoder(Outcome)
@@ -73,6 +76,8 @@ class Slot:
         """The verifier's end of the link, until the verifier owns it."""
         self.ready: protocol.Ready | None = None
         self.verifier_cgroups: list[str] = []
+        self.verifier_missing: list[str] = []
+        """Controllers the verifier's cgroups lack (strict refuses them)."""
         self.broken = False
 
     async def start(self) -> None:
@@ -106,14 +111,45 @@ class Slot:
         except Exception as exc:
             await self.kill()
             raise SandboxError(f"sandbox template failed to start: {exc!r}") from None
+        await self._refuse_less_than_strict()
+        await self._refuse_less_than_reported()
+        self.broken = False
+
+    async def _refuse_less_than_reported(self) -> None:
+        """Kill the slot and raise SandboxError when its template lacks a
+        layer the pool's first one had: the run reports those as in force,
+        and must not go on without them."""
         ready = self.ready
         assert ready is not None
-        if self.pool.isolation == "strict" and ready.missing:
+        reported = self.pool.layers
+        if not reported:
+            reported.extend(ready.layers)
+            return
+        lost = [name for name in reported if name not in ready.layers]
+        if lost:
+            await self.kill()
+            why = "; ".join(ready.warnings) or "no reason given"
+            raise SandboxError(
+                f"a sandbox template started without {', '.join(lost)}, which this run "
+                f"started with ({why})"
+            )
+
+    async def _refuse_less_than_strict(self) -> None:
+        """Under ``isolation: strict``, kill the slot and raise SandboxError
+        naming the first layer its template or its verifier lacks."""
+        ready = self.ready
+        assert ready is not None
+        if self.pool.isolation != "strict":
+            return
+        if ready.missing:
             await self.kill()
             name = ready.missing[0]
             why = next((w for w in ready.warnings if w.startswith(name)), name)
             raise SandboxError(f"isolation=strict refused: {why}")
-        self.broken = False
+        if self.verifier_missing:
+            await self.kill()
+            name = self.verifier_missing[0]
+            raise SandboxError(f"isolation=strict refused: the verifier has no {name} cgroup")
 
     async def _start_verifier(self) -> Process:
         assert self.link is not None, "the verifier's link belongs to a live template"
@@ -139,6 +175,7 @@ class Slot:
         with anyio.fail_after(30):
             ready = _verifier_ready.decode(await verifier.frame())
         self.verifier_cgroups = ready.cgroups
+        self.verifier_missing = ready.missing
         return verifier
 
     async def run(self, job_id: int, task: Task) -> Outcome:
@@ -203,6 +240,7 @@ class Slot:
         out of memory), which is never a pass."""
         if self.verifier is None:
             self.verifier = await self._start_verifier()
+            await self._refuse_less_than_strict()
         verifier = self.verifier
         asked = protocol.Check(
             id=job_id,

@@ -174,9 +174,11 @@ class LocalPool:
                     # Once more (on fresh processes if they died), with a fresh
                     # id: a dead template may have left this job's files behind.
                     self.infra_retries += 1
-                    first, died = out.reason, slot.broken
+                    # A template retired by its own fault (a child it could
+                    # not set up) did not die of the candidate.
+                    first, died = out.reason, slot.broken and not out.retire
                     out = await slot.run(next(self._ids), task)
-                    if out.status == "infra_error" and died and slot.broken:
+                    if out.status == "infra_error" and died and slot.broken and not out.retire:
                         # Killed its sandbox twice: the candidate's doing.
                         out = Outcome(
                             id=job_id,
