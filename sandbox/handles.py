@@ -217,6 +217,12 @@ class Handle:
     def __format__(self, spec: str) -> str:
         return _text(self._ask("format", spec))
 
+    def __enter__(self) -> Any:  # ``with`` looks these two up on the type
+        return self.__getattr__("__enter__")()
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.__getattr__("__exit__")(exc[0], exc[1], None)
+
     def __contains__(self, item: object) -> bool:
         if self._base is None and self._flags & ITERABLE:
             return any(x is item or x == item for x in self)
