@@ -16,6 +16,7 @@ candidate that corrupts its own process only garbles its own answers).
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import io
 import os
@@ -196,6 +197,7 @@ class _Peer:
         self.objects: list[object] = []
         self.object_ids: dict[int, int] = {}
         self.proxies: dict[int, Proxy] = {}
+        self.turn = _thread.RLock()
         budget = [OUTPUT_BUDGET]
         self.out = _Output(budget)
         self.err = _Output(budget)
@@ -267,7 +269,13 @@ class _Peer:
     # --- requests both ways -----------------------------------------------
 
     def ask(self, ref: int, op: str, args: object = None) -> Any:
-        """Use one of the test's objects (a request to the verifier)."""
+        """Use one of the test's objects (a request to the verifier), one
+        request at a time: the candidate's threads (a pool mapping the
+        test's function) take turns on the one channel."""
+        with self.turn:
+            return self._ask(ref, op, args)
+
+    def _ask(self, ref: int, op: str, args: object) -> Any:
         codec = self.codec()
         payload = codec.encode(args)
         sent = _len(codec.memo)
