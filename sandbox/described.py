@@ -50,6 +50,7 @@ _issubclass = issubclass
 _callable = callable
 _object_eq = object.__eq__
 _object_hash = object.__hash__
+_OSError = OSError
 _BaseException = BaseException
 
 
@@ -132,8 +133,9 @@ def exception_tree(exc: BaseException, codec: wire.Codec) -> object:
 
 def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
     """``[attributes, text]``: the exception's own attributes (its
-    ``__dict__``, which a program's exception class fills in ``__init__``),
-    and ``str(exc)`` where its class (not a builtin) overrides ``__str__``."""
+    ``__dict__``, which a program's exception class fills in ``__init__``,
+    and an OSError's file names, which are not among its arguments), and
+    ``str(exc)`` where its class (not a builtin) overrides ``__str__``."""
     try:
         found = _getattr(exc, "__dict__", None)
         attrs = {
@@ -141,6 +143,10 @@ def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
             for k, v in (found.items() if _type(found) is dict else ())
             if _type(k) is str and not k.startswith("__")
         }
+        if _isinstance(exc, _OSError):
+            for k in ("filename", "filename2"):
+                if _type(_getattr(exc, k, None)) is str:
+                    attrs[k] = _getattr(exc, k)
         tree = codec.encode(attrs) if attrs else None
     except _BaseException:
         tree = None
