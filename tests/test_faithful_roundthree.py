@@ -1162,6 +1162,24 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "SystemExit: 2",
     ),
+    "stdin the test supplies, read by the candidate's input()": (
+        'def solve():\n    """read n, then n numbers on one line; print their sum"""\n',
+        "import io, sys, contextlib\ndef check(candidate):\n    sys.stdin = io.StringIO('3\\n1 2 3\\n')\n    buf = io.StringIO()\n    with contextlib.redirect_stdout(buf):\n        candidate()\n    sys.stdin = sys.__stdin__\n    assert buf.getvalue().strip() == '6'\n",
+        "solve",
+        "    n = int(input())\n    print(sum(map(int, input().split()[:n])))\n",
+        "failed",
+        "passed",
+        "EOFError",
+    ),
+    "builtins.input patched by the test": (
+        'def ask():\n    """int(input()) * 2"""\n',
+        "from unittest import mock\ndef check(candidate):\n    with mock.patch('builtins.input', return_value='21'):\n        assert candidate() == 42\n",
+        "ask",
+        "    return int(input()) * 2\n",
+        "failed",
+        "passed",
+        "EOFError",
+    ),
 }
 
 
