@@ -52,6 +52,9 @@ _object_eq = object.__eq__
 _object_hash = object.__hash__
 _OSError = OSError
 _BaseException = BaseException
+_Exception = Exception
+_len = len
+_id = id
 
 
 def flags(v: Any) -> int:
@@ -168,3 +171,21 @@ def reason(exc: BaseException) -> str:
     except _BaseException:
         text = "exception"
     return text[:500]
+
+
+def rebuild_exception(t: list[Any], peer: Any) -> BaseException:
+    """An exception the test's code raised, as the candidate sees it (a
+    builtin of its type or nearest builtin base). ``peer.origins`` keeps
+    which of the test's objects it is: raised on out of a request, it goes
+    back as that object (`serve._Peer`), as the test's own class."""
+    cls: Any = _getattr(builtins, t[1], None)
+    if not (_isinstance(cls, type) and _issubclass(cls, _Exception)):
+        cls = _Exception
+    args = peer.codec().decode(t[4])
+    try:
+        exc = cls(*args)
+    except _BaseException:
+        exc = _Exception(*args)
+    if _len(t) == 6 and _type(t[5]) is int:
+        peer.origins[_id(exc)] = (exc, t[5])
+    return exc  # type: ignore[no-any-return]

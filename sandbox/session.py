@@ -404,7 +404,8 @@ class Session:
         if not name:  # not a builtin: the child gets its nearest builtin base
             base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
             name = base.__name__
-        return ["e", name, "", None, args]
+        vid = self.foreign(exc)[1]  # the child names it if it raises it on to us
+        return ["e", name, "", None, args, vid]
 
 
 MAX_EXC_DEPTH = 20

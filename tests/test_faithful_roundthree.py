@@ -1099,6 +1099,35 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return len(inv.items)\n",
         "    return 0\n",
     ),
+    # the test's exceptions raised through the candidate
+    "the test's own exception propagates through the candidate": (
+        'def retry(f, n):\n    """call f up to n times until it does not raise; re-raise the last error"""\n',
+        "class Flaky(Exception):\n    pass\ndef check(candidate):\n    calls = []\n    def f():\n        calls.append(1)\n        raise Flaky('no')\n    try:\n        candidate(f, 3)\n    except Flaky as e:\n        assert str(e) == 'no' and len(calls) == 3\n    else:\n        assert False\n",
+        "retry",
+        "    for i in range(n):\n        try:\n            return f()\n        except Exception:\n            if i == n - 1:\n                raise\n",
+        "    for i in range(n):\n        try:\n            return f()\n        except Exception:\n            pass\n",
+    ),
+    "the test's exception object comes back as itself": (
+        'def call(f):\n    """f(), errors propagate"""\n',
+        "def check(candidate):\n    err = ValueError('x')\n    def f():\n        raise err\n    try:\n        candidate(f)\n    except ValueError as e:\n        assert e is err\n",
+        "call",
+        "    return f()\n",
+        "    try:\n        return f()\n    except ValueError as e:\n        raise ValueError(*e.args)\n",
+    ),
+    "the test's exception with an attribute through the candidate": (
+        'def call(f):\n    """f(), errors propagate"""\n',
+        "class E(Exception):\n    def __init__(self, code):\n        super().__init__(code)\n        self.code = code\ndef check(candidate):\n    def f():\n        raise E(7)\n    try:\n        candidate(f)\n    except E as e:\n        assert e.code == 7\n    else:\n        assert False\n",
+        "call",
+        "    return f()\n",
+        "    try:\n        return f()\n    except Exception:\n        return None\n",
+    ),
+    "candidate catches the test's exception by its builtin base": (
+        'def safe(f):\n    """f(), or "err" if it raises a LookupError"""\n',
+        "class Missing(KeyError):\n    pass\ndef check(candidate):\n    def f():\n        raise Missing('k')\n    assert candidate(f) == 'err'\n",
+        "safe",
+        "    try:\n        return f()\n    except LookupError:\n        return 'err'\n",
+        "    try:\n        return f()\n    except IndexError:\n        return 'err'\n",
+    ),
 }
 
 _DATACLASS = (
