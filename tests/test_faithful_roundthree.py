@@ -1128,6 +1128,49 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    try:\n        return f()\n    except LookupError:\n        return 'err'\n",
         "    try:\n        return f()\n    except IndexError:\n        return 'err'\n",
     ),
+    # builtin classes passed to the candidate and returned by it
+    "builtin exception classes passed for an except clause": (
+        'def attempt(f, errors):\n    """f(), or None if it raises one of errors (a class or tuple)"""\n',
+        "def check(candidate):\n    def bad():\n        return {}['x']\n    assert candidate(bad, (ValueError, KeyError)) is None\n    assert candidate(bad, LookupError) is None\n    try:\n        candidate(bad, ValueError)\n    except KeyError:\n        pass\n    else:\n        assert False\n",
+        "attempt",
+        "    try:\n        return f()\n    except errors:\n        return None\n",
+        "    try:\n        return f()\n    except Exception:\n        return None\n",
+    ),
+    "a builtin type as a defaultdict factory": (
+        'from collections import defaultdict\n\n\ndef group(pairs, factory):\n    """defaultdict(factory); d[k] += v or d[k].append(v) as fits"""\n',
+        "def check(candidate):\n    d = candidate([('a', 1), ('a', 2)], list)\n    assert d['a'] == [1, 2] and d['z'] == [] and type(d).__name__ == 'defaultdict'\n    e = candidate([('a', 1), ('a', 2)], int)\n    assert e == {'a': 3} and e['q'] == 0\n",
+        "group",
+        "    d = defaultdict(factory)\n    for k, v in pairs:\n        if isinstance(d[k], list):\n            d[k].append(v)\n        else:\n            d[k] += v\n    return d\n",
+        "    d = defaultdict(factory)\n    for k, v in pairs:\n        if isinstance(d[k], list):\n            d[k] = [v]\n        else:\n            d[k] = v\n    return d\n",
+    ),
+    "builtin types as converters": (
+        'def convert(xs, types):\n    """[t(x) for x, t in zip(xs, types)]"""\n',
+        "def check(candidate):\n    r = candidate(['1', '2.5', 3], [int, float, str])\n    assert r == [1, 2.5, '3'] and [type(v) for v in r] == [int, float, str]\n",
+        "convert",
+        "    return [t(x) for x, t in zip(xs, types)]\n",
+        "    return [x for x, t in zip(xs, types)]\n",
+    ),
+    "type names of values": (
+        'def names(xs):\n    """type(x).__name__ of each"""\n',
+        "def check(candidate):\n    assert candidate([1, 'a', None, [], 1.0, True]) == ['int', 'str', 'NoneType', 'list', 'float', 'bool']\n",
+        "names",
+        "    return [type(x).__name__ for x in xs]\n",
+        "    return [str(type(x)) for x in xs]\n",
+    ),
+    "candidate's own class returned, compared by identity": (
+        'def make_class():\n    """a new class named Thing"""\n',
+        "def check(candidate):\n    C = candidate()\n    assert C.__name__ == 'Thing' and isinstance(C(), C) and C is not candidate()\n",
+        "make_class",
+        "    class Thing:\n        pass\n    return Thing\n",
+        "    class Other:\n        pass\n    return Other\n",
+    ),
+    "exception class returned": (
+        'def err_for(code):\n    """KeyError for 1, ValueError otherwise (the class)"""\n',
+        "def check(candidate):\n    assert candidate(1) is KeyError and issubclass(candidate(2), ValueError)\n    try:\n        raise candidate(1)('k')\n    except LookupError:\n        pass\n",
+        "err_for",
+        "    return KeyError if code == 1 else ValueError\n",
+        "    return ValueError\n",
+    ),
 }
 
 _DATACLASS = (
