@@ -50,7 +50,11 @@ _issubclass = issubclass
 _callable = callable
 _object_eq = object.__eq__
 _object_hash = object.__hash__
+_OSError = OSError
 _BaseException = BaseException
+_Exception = Exception
+_len = len
+_id = id
 
 
 def flags(v: Any) -> int:
@@ -132,8 +136,9 @@ def exception_tree(exc: BaseException, codec: wire.Codec) -> object:
 
 def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
     """``[attributes, text]``: the exception's own attributes (its
-    ``__dict__``, which a program's exception class fills in ``__init__``),
-    and ``str(exc)`` where its class (not a builtin) overrides ``__str__``."""
+    ``__dict__``, which a program's exception class fills in ``__init__``,
+    and an OSError's file names, which are not among its arguments), and
+    ``str(exc)`` where its class (not a builtin) overrides ``__str__``."""
     try:
         found = _getattr(exc, "__dict__", None)
         attrs = {
@@ -141,6 +146,10 @@ def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
             for k, v in (found.items() if _type(found) is dict else ())
             if _type(k) is str and not k.startswith("__")
         }
+        if _isinstance(exc, _OSError):
+            for k in ("filename", "filename2"):
+                if _type(_getattr(exc, k, None)) is str:
+                    attrs[k] = _getattr(exc, k)
         tree = codec.encode(attrs) if attrs else None
     except _BaseException:
         tree = None
@@ -162,3 +171,21 @@ def reason(exc: BaseException) -> str:
     except _BaseException:
         text = "exception"
     return text[:500]
+
+
+def rebuild_exception(t: list[Any], peer: Any) -> BaseException:
+    """An exception the test's code raised, as the candidate sees it (a
+    builtin of its type or nearest builtin base). ``peer.origins`` keeps
+    which of the test's objects it is: raised on out of a request, it goes
+    back as that object (`serve._Peer`), as the test's own class."""
+    cls: Any = _getattr(builtins, t[1], None)
+    if not (_isinstance(cls, type) and _issubclass(cls, _Exception)):
+        cls = _Exception
+    args = peer.codec().decode(t[4])
+    try:
+        exc = cls(*args)
+    except _BaseException:
+        exc = _Exception(*args)
+    if _len(t) == 6 and _type(t[5]) is int:
+        peer.origins[_id(exc)] = (exc, t[5])
+    return exc  # type: ignore[no-any-return]

@@ -123,6 +123,8 @@ class Handle:
         state = self._reading("state")
         if type(state) is not dict or not all(type(k) is str for k in state):
             return _no_value
+        if isinstance(twin, enum.EnumMeta):
+            return _member(twin, state)
         if any(_shadows(twin, key) for key in state):
             return _no_value  # the prelude's __eq__ would call the candidate's own code
         try:
@@ -214,6 +216,12 @@ class Handle:
 
     def __format__(self, spec: str) -> str:
         return _text(self._ask("format", spec))
+
+    def __enter__(self) -> Any:  # ``with`` looks these two up on the type
+        return self.__getattr__("__enter__")()
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.__getattr__("__exit__")(exc[0], exc[1], None)
 
     def __contains__(self, item: object) -> bool:
         if self._base is None and self._flags & ITERABLE:
@@ -319,6 +327,16 @@ def _same(want: Any, got: Any, seen: set[tuple[int, int]], depth: int = 0) -> bo
     else:
         a, b = _state(want), _state(got)
     return a.keys() == b.keys() and all(_same(a[k], b[k], seen, depth + 1) for k in a)
+
+
+def _member(twin: enum.EnumMeta, state: dict[str, Any]) -> Any:
+    """The prelude's member of the name and value that a member of the
+    program's enum of that name has (a singleton: not made anew)."""
+    name, value = state.get("_name_"), state.get("_value_")
+    member = twin.__members__.get(name) if type(name) is str else None
+    if member is None or not _same(member.value, value, set()):
+        return _no_value
+    return member
 
 
 def _shadows(cls: type, key: str) -> bool:

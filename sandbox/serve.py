@@ -16,6 +16,7 @@ candidate that corrupts its own process only garbles its own answers).
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import io
 import os
@@ -58,7 +59,6 @@ _exit = os._exit
 _random_setstate = random.setstate
 _FunctionType = types.FunctionType
 _BaseException = BaseException
-_Exception = Exception
 _encode_frame = protocol.encode_frame
 _decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
 
@@ -196,6 +196,8 @@ class _Peer:
         self.objects: list[object] = []
         self.object_ids: dict[int, int] = {}
         self.proxies: dict[int, Proxy] = {}
+        self.origins: dict[int, tuple[BaseException, int]] = {}
+        self.turn = _thread.RLock()
         budget = [OUTPUT_BUDGET]
         self.out = _Output(budget)
         self.err = _Output(budget)
@@ -262,12 +264,18 @@ class _Peer:
             if proxy is None:
                 proxy = self.proxies[t[1]] = Proxy(self, t[1])
             return proxy
-        return _rebuild_exception(t, self)
+        return described.rebuild_exception(t, self)
 
     # --- requests both ways -----------------------------------------------
 
     def ask(self, ref: int, op: str, args: object = None) -> Any:
-        """Use one of the test's objects (a request to the verifier)."""
+        """Use one of the test's objects (a request to the verifier), one
+        request at a time: the candidate's threads (a pool mapping the
+        test's function) take turns on the one channel."""
+        with self.turn:
+            return self._ask(ref, op, args)
+
+    def _ask(self, ref: int, op: str, args: object) -> Any:
         codec = self.codec()
         payload = codec.encode(args)
         sent = _len(codec.memo)
@@ -315,13 +323,19 @@ class _Peer:
             return True, tree, codec.writeback(snaps)
         except _BaseException as exc:
             try:
-                tree = described.exception_tree(exc, self.codec())
+                tree = self._raised(exc)
             except _BaseException:
                 return False, ["e", "Exception", "", None, ["t", []]], []
             try:  # what the call changed before it raised
                 return False, tree, codec.writeback(snaps, raised=True)
             except _BaseException:
                 return False, tree, []
+
+    def _raised(self, exc: BaseException) -> object:
+        back = self.origins.get(_id(exc))
+        if back is not None and back[0] is exc:  # the test's own, passed on
+            return ["v", back[1]]
+        return described.exception_tree(exc, self.codec())
 
     def perform(self, op: protocol.Op, args: Any) -> Any:
         name = op.op
@@ -407,18 +421,6 @@ def _set_random(state: Any) -> None:
         _random_setstate((version, tuple(internal), gauss))
     except _BaseException:
         pass
-
-
-def _rebuild_exception(t: list[Any], peer: _Peer) -> BaseException:
-    """An exception the test's code raised, as the candidate sees it."""
-    cls: Any = _getattr(builtins, t[1], None)
-    if not (_isinstance(cls, type) and _issubclass(cls, _Exception)):
-        cls = _Exception
-    args = peer.codec().decode(t[4])
-    try:
-        return cls(*args)  # type: ignore[no-any-return]
-    except _BaseException:
-        return _Exception(*args)
 
 
 def flush() -> None:

@@ -14,6 +14,7 @@ import builtins
 import operator
 import random
 import sys
+import threading
 import types
 import weakref
 from collections.abc import Callable
@@ -68,6 +69,7 @@ class Session:
         """See `handles.Asker.guards`."""
         """The prelude's own classes by name: an instance of the candidate's
         class of that name is compared as the prelude's class would."""
+        self.turn = threading.RLock()
         self.handles: dict[int, Any] = {}
         self.objects: list[Any] = []
         self.object_ids: dict[int, int] = {}
@@ -238,7 +240,14 @@ class Session:
     # --- asking the child ---------------------------------------------------
 
     def ask(self, ref: int, op: str, args: object = None) -> Any:
-        """Do ``op`` on the child's object ``ref`` and return the value."""
+        """Do ``op`` on the child's object ``ref`` and return the value, one
+        request at a time: a test that calls the candidate from several
+        threads (a thread pool's ``map``) takes turns on the one channel,
+        as the child answers one request at a time anyway."""
+        with self.turn:
+            return self._ask(ref, op, args)
+
+    def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
             self.epoch += 1
         codec = self._codec()
@@ -395,7 +404,8 @@ class Session:
         if not name:  # not a builtin: the child gets its nearest builtin base
             base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
             name = base.__name__
-        return ["e", name, "", None, args]
+        vid = self.foreign(exc)[1]  # the child names it if it raises it on to us
+        return ["e", name, "", None, args, vid]
 
 
 MAX_EXC_DEPTH = 20

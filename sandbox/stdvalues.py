@@ -5,6 +5,7 @@ keeps (see `wire`)."""
 
 from __future__ import annotations
 
+import builtins
 import datetime
 import sys
 from typing import Any
@@ -22,6 +23,23 @@ NUMPY_KINDS = "biufcUS"
 _type = type
 _len = len
 _isinstance = isinstance
+
+BUILTIN_TYPES: dict[str, type] = {
+    t.__name__: t
+    for t in (
+        *(bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set),
+        *(frozenset, range, slice, object, type, _type(None)),
+        *(
+            c
+            for c in vars(builtins).values()
+            if _isinstance(c, type) and issubclass(c, BaseException)
+        ),
+    )
+}
+"""Builtin classes (exceptions too), which cross by name as each side's own
+class: a test passes ``int`` for ``isinstance(x, t)`` or ``KeyError`` for an
+``except`` clause, a candidate returns ``type(x)`` for ``== int``."""
+TYPE_NAMES = {id(t): name for name, t in BUILTIN_TYPES.items()}
 
 
 class NotData(Exception):

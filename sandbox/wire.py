@@ -175,6 +175,8 @@ class Codec:
             tree = stdvalues.numpy_tree(np, v, t, self, depth)
             if tree is not None:
                 return tree
+        if t is _type and _id(v) in stdvalues.TYPE_NAMES:
+            return ["x", "type", stdvalues.TYPE_NAMES[_id(v)]]
         return self.foreign(v)
 
     def _seen(self, v: object) -> list[object] | None:
@@ -323,6 +325,13 @@ class Codec:
                 raise NotData("malformed defaultdict")
             made = _defaultdict(None if factory is None else _FACTORIES[factory])
             return self._fill(self._numbered(made), t[3], depth)
+        if (
+            kind == "type"
+            and _len(t) == 3
+            and _type(t[2]) is str
+            and t[2] in stdvalues.BUILTIN_TYPES
+        ):
+            return stdvalues.BUILTIN_TYPES[t[2]]
         if kind in ("np", "nd"):
             return stdvalues.numpy_value(t, self, depth)
         if kind in stdvalues.TIME_FIELDS:
