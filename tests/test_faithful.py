@@ -282,6 +282,36 @@ INTENDED: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "answers differently from the problem's own",
     ),
+    "a failed assert inside the test's with block, swallowed": (
+        'class Counter:\n    """context manager; add(); total()"""\n',
+        "def check(candidate):\n    with candidate() as c:\n        c.add(2)\n        assert c.total() == 2\n",
+        "Counter",
+        "    def __enter__(self):\n        return self\n    def __exit__(self, *exc):\n        return True\n"
+        "    def add(self, x):\n        pass\n    def total(self):\n        return 0\n",
+        "failed",
+        "passed",
+        "swallowed a failure inside the test's with block",
+    ),
+    "an error of the test's expression on the candidate's value, swallowed": (
+        'class Counter:\n    """context manager; total()"""\n',
+        "def check(candidate):\n    with candidate() as c:\n        assert c.total() + 1 == 3\n",
+        "Counter",
+        "    def __enter__(self):\n        return self\n    def __exit__(self, *exc):\n        return 1\n"
+        "    def total(self):\n        return None\n",
+        "failed",
+        "passed",
+        "swallowed a failure inside the test's with block",
+    ),
+    "the candidate's own error inside the test's with block, swallowed": (
+        'class Counter:\n    """context manager; total()"""\n',
+        "def check(candidate):\n    with candidate() as c:\n        assert c.total() == 3\n",
+        "Counter",
+        "    def __enter__(self):\n        return self\n    def __exit__(self, *exc):\n        return True\n"
+        "    def total(self):\n        raise ValueError('no')\n",
+        "failed",
+        "passed",
+        "swallowed a failure inside the test's with block",
+    ),
     "a truth value decided by __bool__": (
         'def f(x):\n    """is x even"""\n',
         "def check(candidate):\n    assert candidate(2)\n    assert not candidate(3)\n",
