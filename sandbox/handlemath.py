@@ -16,8 +16,9 @@ from typing import Any
 BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift")
 
 
-def install(cls: type) -> None:
-    """Give ``cls`` (the handle class) its operators and conversions."""
+def install(cls: Any) -> None:
+    """Give ``cls`` (`handles.Handle`, which imports this module) its
+    operators and conversions."""
 
     def value(x: Any, question: str) -> Any:
         return x._value(question) if type(x) is cls else x
@@ -49,7 +50,5 @@ def install(cls: type) -> None:
         setattr(cls, f"__{name}__", converter(fn, name))
     for name in ("trunc", "floor", "ceil"):
         setattr(cls, f"__{name}__", converter(getattr(math, name), name))
-    cls.__divmod__ = lambda self, other: divmod(  # type: ignore[attr-defined]
-        self._value("divmod()"), value(other, "divmod()")
-    )
-    cls.__rdivmod__ = lambda self, other: divmod(other, self._value("divmod()"))  # type: ignore[attr-defined]
+    cls.__divmod__ = lambda self, other: divmod(self._value("divmod()"), value(other, "divmod()"))
+    cls.__rdivmod__ = lambda self, other: divmod(other, self._value("divmod()"))

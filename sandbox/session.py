@@ -404,8 +404,9 @@ class Session:
         if not name:  # not a builtin: the child gets its nearest builtin base
             base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
             name = base.__name__
-        vid = self.foreign(exc)[1]  # the child names it if it raises it on to us
-        return ["e", name, "", None, args, vid]
+        ref = self.foreign(exc)  # ["v", id]: the child names it if it raises it on to us
+        assert type(ref) is list
+        return ["e", name, "", None, args, ref[1]]
 
 
 MAX_EXC_DEPTH = 20
