@@ -15,15 +15,13 @@ import errno
 import json
 import os
 import resource
-import subprocess
-import sys
 import textwrap
 
 import anyio
 import msgspec
 import pytest
 from hostcheck import require_layers, template_pids
-from test_sandbox_layers import _become_nobody
+from test_sandbox_layers import run_as_nobody
 from test_seccomp_filter import run_filter
 
 from aioeval.errors import SandboxError
@@ -54,19 +52,7 @@ print(json.dumps(anyio.run(main, json.loads(sys.stdin.read()))))
 def _run_unprivileged(*programs: str) -> dict[str, object]:
     """Run the programs in turn on one slot of an engine running as uid
     65534 (so its candidates share the template's uid in a user namespace)."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp", "LANG": "C.UTF-8"}
-    proc = subprocess.run(
-        [sys.executable, "-c", ENGINE],
-        input=json.dumps([textwrap.dedent(p) for p in programs]),
-        preexec_fn=_become_nobody,
-        env=env,
-        cwd="/tmp",
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    report: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    report = run_as_nobody(ENGINE, json.dumps([textwrap.dedent(p) for p in programs]))
     layers = report["layers"]
     assert isinstance(layers, list)
     if "user-namespace" not in layers:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,11 +203,13 @@ def _become_nobody() -> None:
     os.setresuid(65534, 65534, 65534)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
-def test_unprivileged_engine_uses_a_user_namespace() -> None:
+def run_as_nobody(code: str, stdin: str | None = None) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter as uid 65534 (`_become_nobody`)
+    and return the JSON object its last line printed."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp", "LANG": "C.UTF-8"}
     proc = subprocess.run(
-        [sys.executable, "-c", UNPRIVILEGED],
+        [sys.executable, "-c", code],
+        input=stdin,
         preexec_fn=_become_nobody,
         env=env,
         cwd="/tmp",
@@ -215,7 +218,13 @@ def test_unprivileged_engine_uses_a_user_namespace() -> None:
         timeout=180,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    report = json.loads(proc.stdout.splitlines()[-1])
+    report: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
+    return report
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+def test_unprivileged_engine_uses_a_user_namespace() -> None:
+    report = run_as_nobody(UNPRIVILEGED)
     assert report["uid"] == 65534
     if "user-namespace" not in report["layers"]:
         pytest.skip(f"no unprivileged user namespaces here: {report['warnings']}")
