@@ -9,6 +9,7 @@ at import, before any candidate code runs.
 from __future__ import annotations
 
 import builtins
+import types
 from typing import Any
 
 try:
@@ -26,6 +27,7 @@ CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, 
     64,
     128,
 )
+ORDERS, CONTAINS, COROUTINE = 256, 512, 1024
 """The handle flags of `handles` (kept in step by a test)."""
 _BUILTIN_BASES = (
     bool,
@@ -49,6 +51,8 @@ _isinstance = isinstance
 _issubclass = issubclass
 _callable = callable
 _object_eq = object.__eq__
+_ORDERINGS = ("__lt__", "__le__", "__gt__", "__ge__")
+_CoroutineType = types.CoroutineType
 _object_hash = object.__hash__
 _OSError = OSError
 _BaseException = BaseException
@@ -72,6 +76,12 @@ def flags(v: Any) -> int:
         flags |= DEFAULT_HASH
     if not _hasattr(t, "__bool__") and not _hasattr(t, "__len__"):
         flags |= ALWAYS_TRUE
+    if _hasattr(t, "__contains__"):
+        flags |= CONTAINS
+    if any(_getattr(t, n, None) is not _getattr(object, n) for n in _ORDERINGS):
+        flags |= ORDERS
+    if _type(v) is _CoroutineType:
+        flags |= COROUTINE
     if _isinstance(v, type):
         flags |= IS_CLASS | DEFAULT_EQ | DEFAULT_HASH | ALWAYS_TRUE
         if _issubclass(v, _BaseException):

@@ -28,9 +28,11 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 try:
-    from . import handlemath
+    from . import handleasync, handlemath, skeleton
 except ImportError:  # loaded as a top-level module inside the verifier
+    import handleasync  # type: ignore[no-redef,import-not-found]
     import handlemath  # type: ignore[no-redef,import-not-found]
+    import skeleton  # type: ignore[no-redef,import-not-found]
 
 # Flags the child reports on a handle (about its own object; they only
 # choose which of Python's defaults the verifier may apply on its own).
@@ -42,6 +44,9 @@ DEFAULT_HASH = 16
 ALWAYS_TRUE = 32
 EXC_CLASS = 64
 IS_CLASS = 128
+ORDERS = 256
+CONTAINS = 512
+COROUTINE = 1024
 
 BASES = {
     t.__name__: t
@@ -130,6 +135,8 @@ class Handle:
             return _no_value
         if isinstance(twin, enum.EnumMeta):
             return _member(twin, state)
+        if skeleton.builds_nothing(twin):
+            return _no_value  # the prompt's class only declares its constructor
         if any(_shadows(twin, key) for key in state):
             return _no_value  # the prelude's __eq__ would call the candidate's own code
         try:
@@ -155,22 +162,38 @@ class Handle:
 
     def _value(self, question: str) -> Any:
         value = self._plain()
-        if value is _no_value:
+        if value is _no_value or not self._twin_answers(value, question):
             raise Refused(
                 f"strict scoring: the test asked for {question} of a {self._name} object, "
                 "which only the candidate's own code could answer"
             )
         return value
 
+    def _twin_answers(self, value: Any, question: str) -> bool:
+        """Does the prompt's class answer ``question`` for this object (not
+        a method it only declares, or lacks where the program's class has
+        one: see `skeleton`)? A builtin value or an enum member always does;
+        an ordering the program's class lacks too is the prompt's error."""
+        if self._base is not None or isinstance(type(value), enum.EnumMeta):
+            return True
+        if question in ("lt", "le", "gt", "ge") and not self._flags & ORDERS:
+            return True
+        return skeleton.answers(type(value), question)
+
     @property  # type: ignore[misc]
     def __class__(self) -> type:
         """The builtin base of a builtin subclass, so ``isinstance(h, tuple)``
-        holds for a namedtuple as in one program (``type(h)`` stays Handle)."""
+        holds for a namedtuple as in one program (``type(h)`` stays Handle);
+        for a coroutine, a class ``asyncio`` takes for one."""
+        if self._flags & COROUTINE:
+            return handleasync.Coroutine
         return self._base or Handle
 
     # attribute access, calls, iteration: forwarded
 
     def __getattr__(self, name: str) -> Any:
+        if self._flags & COROUTINE and name in handleasync.METHODS:
+            return handleasync.method(self, name)
         value = self._ask("getattr", name)
         guard = self._session.guards.get(self._hid)
         if guard is not None and isinstance(guard[1], type):
@@ -196,6 +219,8 @@ class Handle:
         return self._ask("iter")
 
     def __next__(self) -> Any:
+        if self._flags & COROUTINE:  # a coroutine's step, as the event loop takes it
+            return handleasync.method(self, "send")()
         return self._ask("next")
 
     def __len__(self) -> int:
@@ -237,9 +262,24 @@ class Handle:
         )
 
     def __contains__(self, item: object) -> bool:
-        if self._base is None and self._flags & ITERABLE:
+        if self._base is None and self._flags & ITERABLE and not self._flags & CONTAINS:
             return any(x is item or x == item for x in self)
-        return item in self._value("'in'")
+        container = self._value("'in'")
+        if type(item) is Handle and item._plain() is not _no_value:
+            item = item._plain()  # a member of the program's enum: the prompt's
+        return item in container
+
+    def _enum_twin(self) -> bool:
+        """Is this a member of an enum the prompt defines too (compared as
+        the prompt's member of that name, which a value the prompt's enum
+        made, ``Perm.R | Perm.W``, may be)?"""
+        return isinstance(self._session.twins.get(self._name), enum.EnumMeta)
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        raise Refused(
+            f"strict scoring: the test derives a class from the candidate's {self._name}, "
+            "whose code runs only in the candidate's process"
+        )
 
     def __instancecheck__(self, obj: Any) -> bool:
         answer = self._ask("isinstance", obj)
@@ -250,13 +290,15 @@ class Handle:
     def __eq__(self, other: object) -> bool:
         if other is self:
             return True
-        if self._flags & DEFAULT_EQ and self._base is None:
+        if self._flags & DEFAULT_EQ and self._base is None and not self._enum_twin():
             return False  # identity, as the class's own (default) == says
         mine = self._plain()
         if mine is _no_value:
             if self._flags & DEFAULT_EQ:
                 return False
             self._value("==")
+        elif not self._twin_answers(mine, "=="):
+            self._value("==")  # refused: the prompt's class only declares it
         theirs = other._plain() if type(other) is Handle else other
         if theirs is _no_value:
             return bool(other == mine)
@@ -347,6 +389,11 @@ def _member(twin: enum.EnumMeta, state: dict[str, Any]) -> Any:
     program's enum of that name has (a singleton: not made anew)."""
     name, value = state.get("_name_"), state.get("_value_")
     member = twin.__members__.get(name) if type(name) is str else None
+    if member is None and issubclass(twin, enum.Flag) and type(value) is int:
+        try:  # a combination of flags (or none): the prompt's Flag makes it
+            member = twin(value)
+        except ValueError:
+            return _no_value
     if member is None or not _same(member.value, value, set()):
         return _no_value
     return member
@@ -396,3 +443,4 @@ def _text(value: Any) -> str:
 _OBJECT_EQ: object = object.__eq__
 _RAISE = dis.opmap["RAISE_VARARGS"]
 handlemath.install(Handle)
+handleasync.install(Handle, COROUTINE)

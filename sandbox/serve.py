@@ -17,6 +17,7 @@ candidate that corrupts its own process only garbles its own answers).
 from __future__ import annotations
 
 import _thread
+import asyncio
 import builtins
 import io
 import os
@@ -57,6 +58,7 @@ _recv_soon = frames.recv_soon
 _socket = socket.socket
 _exit = os._exit
 _random_setstate = random.setstate
+_run_coroutine = asyncio.run
 _FunctionType = types.FunctionType
 _BaseException = BaseException
 _encode_frame = protocol.encode_frame
@@ -379,6 +381,8 @@ class _Peer:
             return described.as_base(target)
         if name == "state":
             return described.state(target)
+        if name == "await":  # a coroutine, run to its end on a loop of its own
+            return _run_coroutine(target)  # type: ignore[arg-type]
         raise TypeError(f"unknown operation {name!r}")
 
 

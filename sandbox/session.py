@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 try:
-    from . import plaincall, protocol, testrandom, wire
+    from . import plaincall, protocol, skeleton, testrandom, wire
     from .handles import (
         BASES,
         EXC_CLASS,
@@ -35,6 +35,7 @@ try:
 except ImportError:  # loaded as a top-level module inside the verifier
     import plaincall  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
+    import skeleton  # type: ignore[no-redef,import-not-found]
     import testrandom  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
     from handles import (  # type: ignore[no-redef,import-not-found]
@@ -219,11 +220,13 @@ class Session:
         `handles.Asker.guards`); an exception class's stand-in in its place
         would build them in the verifier, unguarded. A class the prelude
         imports (``from fractions import Fraction``) is its own twin: a
-        program that redefines it must not build the test's expected values."""
+        program that redefines it must not build the test's expected values.
+        A prompt's class whose constructor is a stub builds nothing to
+        compare: its objects are the program's alone (`skeleton`)."""
         own = trusted.__module__ == self.test_module
         if type(value) is Handle:
             twin = self.twins.get(trusted.__qualname__) if own else trusted
-            if twin is not None:
+            if twin is not None and not skeleton.builds_nothing(twin):
                 self.guards[value._hid] = (name, twin)
         elif not issubclass(trusted, BaseException):
             raise Refused(f"strict scoring: the program's {name} is not a class")

@@ -1,0 +1,218 @@
+"""Shapes of a company's own HumanEval-format set, judged as the single
+program judges them: ClassEval-style class skeletons the completion fills
+(comparisons, hashing, ordering, membership), enums the prompt defines
+(a ``Flag``), classes the test derives from, coroutines the test runs with
+``asyncio``, unittest-style tests.
+
+Each shape is a problem with a right and a wrong answer, scored in one
+strict and one official run (`test_faithful.score_both`). ``LIMITS`` are
+where strict scoring cannot answer as the single program would: it fails
+the answer with the reason docs/strict-scoring.md names, never a bare
+``AssertionError`` or a ``TypeError`` of its own."""
+
+from __future__ import annotations
+
+import pytest
+from test_faithful import judged_alike, judged_as_listed, score_both
+
+from aioeval.types import CandidateResult
+
+_MONEY = (
+    "class Money:\n"
+    '    """An amount in cents."""\n\n'
+    "    def __init__(self, cents):\n"
+    '        """Keep cents."""\n\n'
+    "    def __eq__(self, other):\n"
+    '        """Equal amounts."""\n\n'
+    "    def __hash__(self):\n"
+    '        """Hash of the amount."""\n\n'
+    "    def __lt__(self, other):\n"
+    '        """Smaller amount."""\n\n\n'
+)
+_MONEY_DONE = (
+    "class Money:\n"
+    "    def __init__(self, cents):\n"
+    "        self.cents = cents\n"
+    "    def __eq__(self, other):\n"
+    "        return isinstance(other, Money) and self.cents == other.cents\n"
+    "    def __hash__(self):\n"
+    "        return hash(self.cents)\n"
+    "    def __lt__(self, other):\n"
+    "        return self.cents < other.cents\n\n\n"
+)
+_STACK = (
+    "class Stack:\n"
+    '    """A stack."""\n\n'
+    "    def __init__(self):\n"
+    "        pass\n\n"
+    "    def push(self, x):\n"
+    "        pass\n\n"
+    "    def pop(self):\n"
+    "        raise NotImplementedError\n\n"
+    "    def __len__(self):\n"
+    "        ...\n\n\n"
+)
+_STACK_DONE = (
+    "class Stack:\n"
+    "    def __init__(self):\n"
+    "        self.items = []\n"
+    "    def push(self, x):\n"
+    "        self.items.append(x)\n"
+    "    def pop(self):\n"
+    "        return self.items.pop()\n"
+    "    def __len__(self):\n"
+    "        return len(self.items)\n\n\n"
+)
+_PERM = (
+    "import enum\n\n\n"
+    "class Perm(enum.Flag):\n"
+    "    R = 4\n"
+    "    W = 2\n"
+    "    X = 1\n\n\n"
+    "def parse(mode):\n"
+    '    """\'rw-\' -> Perm.R | Perm.W; \'---\' -> Perm(0)"""\n'
+)
+
+# name: (prompt, test, entry, right answer, wrong answer)
+SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "a class skeleton the completion fills, used through its methods": (
+        _STACK + 'def make():\n    """an empty Stack"""\n',
+        "def check(candidate):\n    s = Stack()\n    s.push(1)\n    s.push(2)\n"
+        "    assert len(s) == 2 and s.pop() == 2\n    t = candidate()\n    t.push(5)\n"
+        "    assert t.pop() == 5 and len(t) == 0\n",
+        "make",
+        "    return Stack()\n\n\n" + _STACK_DONE,
+        "    s = Stack()\n    s.push(0)\n    return s\n\n\n" + _STACK_DONE,
+    ),
+    "a class skeleton the completion fills, unittest-style": (
+        _STACK + 'def make():\n    """an empty Stack"""\n',
+        "import unittest\n\n\nclass TestStack(unittest.TestCase):\n"
+        "    def test_push_pop(self):\n        s = make()\n        s.push('a')\n"
+        "        self.assertEqual(s.pop(), 'a')\n        self.assertEqual(len(s), 0)\n\n\n"
+        "def check(candidate):\n    result = unittest.TextTestRunner(stream=open('/dev/null', 'w'))"
+        ".run(unittest.defaultTestLoader.loadTestsFromTestCase(TestStack))\n"
+        "    assert result.wasSuccessful()\n",
+        "make",
+        "    return Stack()\n\n\n" + _STACK_DONE,
+        "    s = Stack()\n    s.push(None)\n    return s\n\n\n" + _STACK_DONE,
+    ),
+    "a Flag enum the prompt defines, and its empty value": (
+        _PERM,
+        "def check(candidate):\n    assert Perm(0) == Perm(0)\n    assert not candidate('---')\n"
+        "    assert candidate('rw-') == Perm.R | Perm.W\n    assert candidate('r--') == Perm.R\n"
+        "    assert Perm.W in candidate('rwx')\n",
+        "parse",
+        "    p = Perm(0)\n    for c, f in zip(mode, (Perm.R, Perm.W, Perm.X)):\n"
+        "        if c != '-':\n            p |= f\n    return p\n",
+        "    return Perm.R\n",
+    ),
+    "asyncio.run of the candidate's coroutine": (
+        'import asyncio\n\n\nasync def double(x):\n    """2 * x, after a short sleep"""\n',
+        "import asyncio\ndef check(candidate):\n    assert asyncio.run(candidate(21)) == 42\n",
+        "double",
+        "    await asyncio.sleep(0.001)\n    return 2 * x\n",
+        "    await asyncio.sleep(0)\n    return x\n",
+    ),
+    "the candidate's coroutines awaited in the test's own": (
+        'import asyncio\n\n\nasync def square(x):\n    """x * x"""\n',
+        "import asyncio\ndef check(candidate):\n    async def main():\n"
+        "        one = await candidate(3)\n        rest = await asyncio.gather(candidate(1), candidate(2))\n"
+        "        return [one, *rest]\n    assert asyncio.run(main()) == [9, 1, 4]\n",
+        "square",
+        "    return x * x\n",
+        "    return x + x\n",
+    ),
+    "an exception the candidate's coroutine raises": (
+        'async def parse(s):\n    """int(s); ValueError propagates"""\n',
+        "import asyncio\ndef check(candidate):\n    try:\n        asyncio.run(candidate('x'))\n"
+        "    except ValueError:\n        pass\n    else:\n        raise AssertionError\n"
+        "    assert asyncio.run(candidate('7')) == 7\n",
+        "parse",
+        "    return int(s)\n",
+        "    return 7\n",
+    ),
+}
+
+# name: (prompt, test, entry, answer, strict status, official status, strict reason)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "a set whose __contains__ differs from its iteration": (
+        'class CISet:\n    pass\n\n\ndef words(xs):\n    """a set of xs that ignores case"""\n',
+        "def check(candidate):\n    s = candidate(['Apple'])\n    assert 'apple' in s\n",
+        "words",
+        "    return _CI(xs)\n\n\nclass _CI:\n    def __init__(self, xs):\n        self.xs = list(xs)\n"
+        "    def __iter__(self):\n        return iter(self.xs)\n"
+        "    def __contains__(self, x):\n        return x.lower() in {y.lower() for y in self.xs}\n",
+        "failed",
+        "passed",
+        "strict scoring: the test asked for 'in' of a _CI object",
+    ),
+    "a class with __contains__ and no __iter__": (
+        'def evens():\n    """an object that contains the even ints"""\n',
+        "def check(candidate):\n    assert 4 in candidate() and 3 not in candidate()\n",
+        "evens",
+        "    class Evens:\n        def __contains__(self, x):\n            return x % 2 == 0\n"
+        "    return Evens()\n",
+        "failed",
+        "passed",
+        "strict scoring: the test asked for 'in' of a evens.<locals>.Evens object",
+    ),
+    "a skeleton's __eq__ the completion fills": (
+        _MONEY + 'def total(xs):\n    """Money of the sum of the cents"""\n',
+        "def check(candidate):\n    assert candidate([Money(1), Money(2)]) == Money(3)\n",
+        "total",
+        "    return Money(sum(x.cents for x in xs))\n\n\n" + _MONEY_DONE,
+        "failed",
+        "passed",
+        "strict scoring: the test asked for == of a Money object",
+    ),
+    "a skeleton's __hash__ the completion fills": (
+        _MONEY + 'def unique(xs):\n    """distinct amounts"""\n',
+        "def check(candidate):\n    assert len(set(candidate([Money(1), Money(1)]))) == 1\n",
+        "unique",
+        "    return list({x.cents: x for x in xs}.values())\n\n\n" + _MONEY_DONE,
+        "failed",
+        "passed",
+        "strict scoring: the test asked for hash() of a Money object",
+    ),
+    "a skeleton's __lt__ the completion fills": (
+        _MONEY + 'def cheapest(xs):\n    """the smallest amount"""\n',
+        "def check(candidate):\n    xs = [Money(3), Money(1)]\n    assert sorted(xs)[0] is xs[1]\n"
+        "    assert candidate(xs).cents == 1\n",
+        "cheapest",
+        "    return min(xs)\n\n\n" + _MONEY_DONE,
+        "failed",
+        "passed",
+        "strict scoring: the test asked for lt of a Money object",
+    ),
+    "the test derives a class from the candidate's": (
+        _STACK + 'def make():\n    """an empty Stack"""\n',
+        "def check(candidate):\n    class Counted(Stack):\n        pass\n"
+        "    s = Counted()\n    s.push(1)\n    assert s.pop() == 1\n",
+        "make",
+        "    return Stack()\n\n\n" + _STACK_DONE,
+        "failed",
+        "passed",
+        "strict scoring: the test derives a class from the candidate's Stack",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[tuple[str, int], CandidateResult]]:
+    return score_both(tmp_path_factory.mktemp("company"), SHAPES, LIMITS)
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_company_shapes_are_judged_as_the_single_program_judges_them(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_alike(verdicts, name)
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_company_limits_carry_their_reason(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_as_listed(verdicts, name, LIMITS)
