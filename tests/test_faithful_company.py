@@ -156,6 +156,17 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "strict scoring: the test asked for 'in' of a evens.<locals>.Evens object",
     ),
+    "a skeleton's __contains__ the completion fills, with no __iter__": (
+        'class Evens:\n    def __contains__(self, x):\n        """x is an even int"""\n\n\n'
+        'def evens():\n    """an Evens"""\n',
+        "def check(candidate):\n    assert 4 in candidate() and 3 not in candidate()\n",
+        "evens",
+        "    return Evens()\n\n\nclass Evens:\n    def __contains__(self, x):\n"
+        "        return x % 2 == 0\n",
+        "failed",
+        "passed",
+        "strict scoring: the test asked for 'in' of a Evens object",
+    ),
     "a skeleton's __eq__ the completion fills": (
         _MONEY + 'def total(xs):\n    """Money of the sum of the cents"""\n',
         "def check(candidate):\n    assert candidate([Money(1), Money(2)]) == Money(3)\n",

@@ -1,0 +1,123 @@
+"""A verdict does not depend on which jobs ran before it in the slot: a
+test that changes its process's state (the decimal context, the recursion
+limit, the int digit limit, a module's attribute, the working directory,
+the environment) leaves the next check as it found it. Each case runs an
+honest problem alone, then a problem whose test makes the change, then the
+honest problem again, in one slot in that order, through the real engine;
+the honest answer must be judged the same both times."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import aioeval
+import anyio
+import msgspec
+import pytest
+
+from aioeval.types import CandidateResult
+
+_FRESH = pytest.mark.xfail(
+    strict=True,
+    reason="the verifier is long-lived on this branch: the fresh verifier per check "
+    "(confining the verifier) starts every check from the same state",
+)
+
+# name: (the honest problem's test, its entry, its answer, the changing test's setup)
+CASES: dict[str, tuple[str, str, str, str]] = {
+    "the decimal context": (
+        "from decimal import Decimal\ndef check(candidate):\n"
+        "    assert candidate(1, 3) == Decimal(1) / Decimal(3)\n",
+        "div",
+        "    from decimal import Decimal\n    return Decimal(a) / Decimal(b)\n",
+        "import decimal\ndecimal.getcontext().prec = 5\n",
+    ),
+    "the recursion limit": (
+        "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n\n\n"
+        "def check(candidate):\n    assert candidate(300, 1) == depth(300)\n",
+        "div",
+        "    return a\n",
+        "import sys\nsys.setrecursionlimit(120)\n",
+    ),
+    "the int digit limit": (
+        "def check(candidate):\n    assert candidate(7, 1) == int('7' * 2000)\n",
+        "div",
+        "    return int(str(a) * 2000) // b\n",
+        "import sys\nsys.set_int_max_str_digits(640)\n",
+    ),
+    "a module's attribute": (
+        "import json\ndef check(candidate):\n    assert json.dumps(candidate(4, 2)) == '2.0'\n",
+        "div",
+        "    return a / b\n",
+        "import json\njson.dumps = lambda *a, **k: 'patched'\n",
+    ),
+    "the working directory": (
+        "import os\ndef check(candidate):\n"
+        "    assert os.path.abspath('x').endswith('x') and candidate(6, 3) == 2\n",
+        "div",
+        "    return a // b\n",
+        "import os, tempfile\nd = tempfile.mkdtemp()\nos.chdir(d)\nos.rmdir(d)\n",
+    ),
+    "the environment": (
+        "import os\nMODE = os.environ.get('APP_MODE', 'dev')\n\n\n"
+        "def check(candidate):\n    assert candidate(MODE, 1) == 'dev'\n",
+        "div",
+        "    return a * b\n",
+        "import os\nos.environ['APP_MODE'] = 'prod'\n",
+    ),
+}
+PROMPT = 'def div(a, b):\n    """a divided by b"""\n'
+LEAKS = {"the decimal context", "the recursion limit", "the int digit limit"}
+LEAKS |= {"a module's attribute", "the working directory", "the environment"}
+"""The cases the long-lived verifier of this branch gets wrong."""
+
+
+def _order(tmp: Path, name: str) -> dict[str, CandidateResult]:
+    test, entry, answer, change = CASES[name]
+    changing = change + "def check(candidate):\n    assert candidate(4, 2) == 2\n"
+    problems = [
+        ("honest, alone", test, answer),
+        ("changes state", changing, "    return a // b\n"),
+        ("honest, after", test, answer),
+    ]
+    rows = [
+        {"task_id": t, "prompt": PROMPT, "test": body, "entry_point": entry}
+        for t, body, _ in problems
+    ]
+    (tmp / "problems.jsonl").write_text("".join(json.dumps(p) + "\n" for p in rows))
+    samples = [{"task_id": t, "completion": c} for t, _, c in problems]
+    (tmp / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    cfg = aioeval.load_config(
+        overrides=[
+            "params.scoring=strict",
+            "params.timeout_s=3",
+            "params.workers=1",
+            "params.dedup=false",
+            f"params.dataset_path={tmp / 'problems.jsonl'}",
+        ]
+    )
+    spec = aioeval.RunSpec(
+        benchmark="human-eval",
+        config=cfg,
+        samples=str(tmp / "samples.jsonl"),
+        out_dir=str(tmp / "o"),
+    )
+    summary = anyio.run(lambda: aioeval.evaluate(spec))
+    assert summary.complete
+    dec = msgspec.json.Decoder(CandidateResult)
+    out = [dec.decode(line) for line in (tmp / "o" / "results.jsonl").read_bytes().splitlines()]
+    return {r.problem_id: r for r in out}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=[_FRESH] if n in LEAKS else []) for n in CASES]
+)
+def test_a_change_one_test_makes_does_not_reach_the_next_check(tmp_path: Path, name: str) -> None:
+    got = _order(tmp_path, name)
+    alone, after = got["honest, alone"], got["honest, after"]
+    assert alone.status == "passed", alone.reason
+    order = [got[t].finished_at or 0.0 for t in ("honest, alone", "changes state", "honest, after")]
+    assert order == sorted(order) and order[0] > 0
+    assert got["changes state"].status == "passed", got["changes state"].reason
+    assert after.status == alone.status, after.reason
