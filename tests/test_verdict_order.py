@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import aioeval
 import anyio
 import msgspec
 import pytest
 
+import aioeval
 from aioeval.types import CandidateResult
 
 _FRESH = pytest.mark.xfail(
