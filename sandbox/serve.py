@@ -30,13 +30,14 @@ from typing import Any, NoReturn
 import msgspec
 
 try:
-    from . import described, frames, plaincall, protocol, wire
+    from . import described, frames, plaincall, protocol, wire, world
 except ImportError:  # loaded as a top-level module inside the template
     import described  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
     import plaincall  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
+    import world  # type: ignore[no-redef,import-not-found]
 
 _type = type
 _id = id
@@ -299,6 +300,9 @@ class _Peer:
             return value
 
     def serve(self, op: protocol.Op) -> protocol.Reply:
+        if op.op == "world" and op.ref == world.REF:
+            world.apply(op.args)
+            return protocol.Reply(ok=True)
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr

@@ -11,7 +11,6 @@ instances of the test's own classes, and nothing else.
 from __future__ import annotations
 
 import builtins
-import operator
 import random
 import sys
 import threading
@@ -21,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 try:
-    from . import plaincall, protocol, skeleton, testrandom, wire
+    from . import plaincall, protocol, skeleton, testobjects, testrandom, wire, world
     from .handles import (
         BASES,
         EXC_CLASS,
@@ -36,8 +35,10 @@ except ImportError:  # loaded as a top-level module inside the verifier
     import plaincall  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import skeleton  # type: ignore[no-redef,import-not-found]
+    import testobjects  # type: ignore[no-redef,import-not-found]
     import testrandom  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
+    import world  # type: ignore[no-redef,import-not-found]
     from handles import (  # type: ignore[no-redef,import-not-found]
         BASES,
         EXC_CLASS,
@@ -62,8 +63,16 @@ candidate calling back...)."""
 class Session:
     """One check's exchange with the child over ``chan`` (a `verifier.Channel`)."""
 
-    def __init__(self, chan: Any, test_module: str, twins: dict[str, type] | None = None) -> None:
+    def __init__(
+        self,
+        chan: Any,
+        test_module: str,
+        twins: dict[str, type] | None = None,
+        state: world.World | None = None,
+    ) -> None:
         self.chan = chan
+        self.world = state
+        """The test's process state as last handed to the child (`world`)."""
         self.test_module = test_module
         self.twins = twins or {}
         self.guards: dict[int, tuple[str, Callable[..., Any]]] = {}
@@ -263,6 +272,9 @@ class Session:
         except wire.NotData as exc:
             raise CheckSetupError(f"the test passed a value that cannot be sent: {exc}") from None
         sent = len(codec.memo)
+        changed = self.world.changes() if self.world is not None else None
+        if changed is not None:
+            self._exchange(protocol.Op(ref=world.REF, op="world", args=changed))
         reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload, rand=self._random()))
         if reply.ok and not reply.writeback and type(reply.value) in wire.PLAIN:
             return reply.value  # what decode would make of it
@@ -346,7 +358,7 @@ class Session:
             target = self.objects[op.ref]
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
-            value = self._perform(target, op.op, args)
+            value = testobjects.perform(target, op.op, args, self.test_module)
             tree = codec.encode(value)
             return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
         except Exception as exc:  # the test's own code raised: the child gets it
@@ -355,47 +367,6 @@ class Session:
             except Exception:
                 changed = []
             return protocol.Reply(ok=False, value=self._exc_tree(exc, codec), writeback=changed)
-
-    def _perform(self, target: Any, op: str, args: Any) -> Any:
-        if op == "call":
-            if type(args) is not tuple or len(args) != 2 or type(args[0]) is not tuple:
-                raise TypeError("malformed call")
-            return target(*args[0], **(args[1] or {}))
-        if op == "getattr":
-            if type(args) is not str or args.startswith("_") or not self._owned(target):
-                raise AttributeError(f"the test's object has no readable attribute {args!r}")
-            return getattr(target, args)
-        if op in _UNARY:
-            return _UNARY[op](target)
-        if op == "getitem":
-            return target[args]
-        if op == "contains":
-            return args in target
-        if op == "operator":
-            if type(args) is not list or len(args) != 3 or args[0] not in _OPERATORS:
-                raise TypeError("malformed operator")
-            fn = getattr(operator, _OPERATORS[args[0]])
-            return fn(args[1], target) if args[2] is True else fn(target, args[1])
-        if op == "setattr":
-            if type(args) is not list or len(args) != 2 or type(args[0]) is not str:
-                raise TypeError("malformed setattr")
-            name = args[0]
-            if (
-                name.startswith("_")
-                or not self._owned(target)
-                or isinstance(target, type)
-                or hasattr(type(target), name)  # a method, property or class constant
-                or callable(getattr(target, name, None))
-            ):
-                raise AttributeError(f"the test's object has no writable attribute {name!r}")
-            setattr(target, args[0], args[1])
-            return None
-        raise TypeError(f"operation {op!r} is not available on the test's objects")
-
-    def _owned(self, target: Any) -> bool:
-        """Is ``target`` the test's own (an instance of or a class it defined)?"""
-        cls = target if isinstance(target, type) else type(target)
-        return getattr(cls, "__module__", None) == self.test_module
 
     def _exc_tree(self, exc: BaseException, codec: wire.Codec) -> object:
         try:
@@ -424,24 +395,6 @@ def _standin_str(self: BaseException) -> str:
         return text
     base = next(c for c in type(self).__mro__ if getattr(builtins, c.__name__, None) is c)
     return str(base.__str__(self))
-
-
-_UNARY: dict[str, Callable[[Any], Any]] = {
-    "iter": iter,
-    "next": next,
-    "len": len,
-    "str": str,
-    "repr": repr,
-    "bool": bool,
-    "hash": hash,
-    "neg": operator.neg,
-    "pos": operator.pos,
-    "abs": abs,
-}
-_OPERATORS = {name: name for name in ("eq", "ne", "lt", "le", "gt", "ge", *protocol.ARITHMETIC)}
-"""What the child may ask of the test's objects beyond reading them: the
-test's own code answers (comparisons, hashing and arithmetic on the test's
-objects, used by the candidate's code for its own answer)."""
 
 
 def _describe(type_name: str, args: tuple[Any, ...]) -> str:

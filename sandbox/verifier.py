@@ -54,7 +54,7 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import cgroups, frames, handles, protocol, session, testrandom, timers
+    from . import cgroups, frames, handles, protocol, session, testrandom, timers, world
     from .channel import Channel
     from .testcode import Capture, Compiled, TestBroken, guarded
 except ImportError:
@@ -65,6 +65,7 @@ except ImportError:
     import session  # type: ignore[no-redef,import-not-found]
     import testrandom  # type: ignore[no-redef,import-not-found]
     import timers  # type: ignore[no-redef,import-not-found]
+    import world  # type: ignore[no-redef,import-not-found]
     from channel import Channel  # type: ignore[no-redef,import-not-found]
     from testcode import (  # type: ignore[no-redef,import-not-found]
         Capture,
@@ -217,6 +218,7 @@ class Verifier:
             WITHIN: within,
         }
         random.setstate(self.random_state)
+        state = world.World()  # before the test runs: what it changes is handed over
         try:
             if code.prelude is not None:
                 exec(code.prelude, scope)
@@ -227,7 +229,7 @@ class Verifier:
         ours = {k for k, v in scope.items() if k not in before or before[k] is not v}
         prelude = {k: v for k, v in before.items() if k not in ours}
         twins = _twins(code.prelude, prelude)
-        talk = session.Session(chan, TEST_MODULE, twins)
+        talk = session.Session(chan, TEST_MODULE, twins, state)
         # The budget runs from the child's first word: serving what it asks
         # while its names are read counts too (a flood of requests there is
         # the answer's timeout, not a verifier killed by its CPU ceiling).

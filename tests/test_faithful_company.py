@@ -131,6 +131,49 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return int(s)\n",
         "    return 7\n",
     ),
+    # the test's process state, read by the candidate
+    "an environment variable the test sets": (
+        'def mode():\n    """the APP_MODE environment variable, default dev"""\n',
+        "import os\ndef check(candidate):\n    assert candidate() == 'dev'\n"
+        "    os.environ['APP_MODE'] = 'prod'\n    assert candidate() == 'prod'\n"
+        "    del os.environ['APP_MODE']\n    assert candidate() == 'dev'\n",
+        "mode",
+        "    import os\n    return os.environ.get('APP_MODE', 'dev')\n",
+        "    import os\n    return os.getenv('APP_MODE') or 'prod'\n",
+    ),
+    "the decimal context the test sets at module level": (
+        'from decimal import Decimal\n\n\ndef third(x):\n    """Decimal(x) / 3"""\n',
+        "import decimal\ndecimal.getcontext().prec = 6\n\n\ndef check(candidate):\n"
+        "    assert str(candidate(1)) == '0.333333'\n",
+        "third",
+        "    return Decimal(x) / 3\n",
+        "    return Decimal(x) / Decimal(3.0001)\n",
+    ),
+    "a decimal rounding the test sets in a local context": (
+        'from decimal import Decimal\n\n\ndef cents(x):\n    """x rounded to cents"""\n',
+        "import decimal\ndef check(candidate):\n    with decimal.localcontext() as ctx:\n"
+        "        ctx.rounding = decimal.ROUND_DOWN\n        assert candidate('2.679') == decimal.Decimal('2.67')\n"
+        "    assert candidate('2.675') == decimal.Decimal('2.68')\n",
+        "cents",
+        "    return Decimal(x).quantize(Decimal('0.01'))\n",
+        "    return Decimal(x).quantize(Decimal('0.01'), rounding='ROUND_HALF_EVEN')\n",
+    ),
+    "the int digit limit the test raises": (
+        'def digits(n):\n    """the number of decimal digits of 10 ** n"""\n',
+        "import sys\nsys.set_int_max_str_digits(100_000)\n\n\ndef check(candidate):\n"
+        "    assert candidate(20_000) == 20_001\n",
+        "digits",
+        "    return len(str(10 ** n))\n",
+        "    return n\n",
+    ),
+    "the recursion limit the test raises": (
+        'def depth(n):\n    """n, counted by recursion"""\n',
+        "import sys\nsys.setrecursionlimit(5000)\n\n\ndef check(candidate):\n"
+        "    assert candidate(3000) == 3000\n",
+        "depth",
+        "    return 0 if n == 0 else 1 + depth(n - 1)\n",
+        "    return 0 if n <= 1 else 1 + depth(n - 1)\n",
+    ),
 }
 
 # name: (prompt, test, entry, answer, strict status, official status, strict reason)
