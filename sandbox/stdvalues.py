@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import builtins
 import datetime
+import ipaddress
+import pathlib
 import sys
+import uuid
+import zoneinfo
 from typing import Any
 
 MAX_DEPTH = 100
@@ -88,11 +92,69 @@ type's own methods (whatever the subclass overrides stays out of it)."""
 
 
 TIMES = (datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone)
+BY_TEXT: dict[str, type] = {
+    t.__name__: t
+    for t in (
+        *(pathlib.PurePosixPath, pathlib.PosixPath, pathlib.PureWindowsPath, uuid.UUID),
+        *(ipaddress.IPv4Address, ipaddress.IPv6Address, ipaddress.IPv4Network),
+        *(ipaddress.IPv6Network, ipaddress.IPv4Interface, ipaddress.IPv6Interface),
+    )
+}
+"""Standard value types that are their text: rebuilt from ``str()`` by
+their own constructor (a path, a UUID, an IP address or network)."""
+_TEXT_NAMES = {t: name for name, t in BY_TEXT.items()}
+STANDARD = frozenset({*TIMES, zoneinfo.ZoneInfo, *BY_TEXT.values()})
+STANDARD_KINDS = frozenset({"timedelta", "timezone", "date", "time", "datetime", "zone", "text"})
+MAX_TEXT = 4096
+"""Characters of a path (and of a zone's key)."""
+
+
+def standard_tree(v: Any, t: type, codec: Any, depth: int) -> object | None:
+    """A standard value's tree, or None where it stays an object."""
+    name = _TEXT_NAMES.get(t)
+    if name is not None:
+        return ["x", "text", name, codec.encode(str(v), depth + 1)]
+    if t is zoneinfo.ZoneInfo:
+        return _zone_tree(v)
+    return time_tree(v, t, codec, depth)
+
+
+def standard_value(t: list[Any], codec: Any, depth: int) -> Any:
+    if t[1] == "zone":
+        return _zone(t)
+    if t[1] != "text":
+        return time_value(t)
+    if _len(t) != 4 or _type(t[2]) is not str or t[2] not in BY_TEXT:
+        raise NotData("malformed standard value")
+    text = codec.decode(t[3], depth + 1)
+    if _type(text) is not str or _len(text) > MAX_TEXT:
+        raise NotData(f"malformed {t[2]}")
+    try:
+        return BY_TEXT[t[2]](text)
+    except (ValueError, TypeError):
+        raise NotData(f"malformed {t[2]}") from None
+
+
+def _zone_tree(tz: Any) -> object | None:
+    """An IANA zone by its key (a zone read from a file, with no key, stays
+    an object)."""
+    key = tz.key
+    return ["x", "zone", key] if _type(key) is str and _len(key) <= 256 else None
+
+
+def _zone(t: Any) -> Any:
+    if _type(t) is list and _len(t) == 3 and t[1] == "zone" and _type(t[2]) is str:
+        try:
+            return zoneinfo.ZoneInfo(t[2])
+        except (ValueError, OSError):  # no such zone here, or a malformed key
+            raise NotData("unknown time zone") from None
+    return time_value(t, "timezone")
 
 
 def time_tree(v: Any, t: type, codec: Any, depth: int) -> object | None:
     """A datetime value as plain numbers (its tzinfo a fixed-offset
-    ``timezone`` or none; any other tzinfo stays an object of its side's)."""
+    ``timezone``, an IANA zone or none; any other tzinfo stays an object
+    of its side's)."""
     if t is datetime.timedelta:
         return ["x", "timedelta", v.days, v.seconds, v.microseconds]
     if t is datetime.timezone:
@@ -102,9 +164,14 @@ def time_tree(v: Any, t: type, codec: Any, depth: int) -> object | None:
     if t is datetime.date:
         return ["x", "date", v.year, v.month, v.day]
     tz = v.tzinfo
-    if tz is not None and _type(tz) is not datetime.timezone:
+    if _type(tz) is zoneinfo.ZoneInfo:
+        zone = _zone_tree(tz)
+        if zone is None:
+            return None
+    elif tz is not None and _type(tz) is not datetime.timezone:
         return None
-    zone = None if tz is None else time_tree(tz, datetime.timezone, codec, depth)
+    else:
+        zone = None if tz is None else time_tree(tz, datetime.timezone, codec, depth)
     clock = [v.hour, v.minute, v.second, v.microsecond, zone, v.fold]
     if t is datetime.time:
         return ["x", "time", *clock]
@@ -132,7 +199,7 @@ def time_value(t: Any, want: str | None = None) -> Any:
             return datetime.timezone(offset, name)
         if kind in ("time", "datetime"):
             numbers, zone, fold = fields[:-2], fields[-2], fields[-1]
-            tz = None if zone is None else time_value(zone, "timezone")
+            tz = None if zone is None else _zone(zone)
             if not all(_type(x) is int for x in [*numbers, fold]):
                 raise NotData(f"malformed {kind}")
             if kind == "time":

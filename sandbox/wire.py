@@ -164,8 +164,8 @@ class Codec:
             return ["x", "Decimal", str(v)]
         if t is _Fraction:
             return ["x", "Fraction", self.encode(v.numerator), self.encode(v.denominator)]  # type: ignore[attr-defined]
-        if t in stdvalues.TIMES:
-            tree = stdvalues.time_tree(v, t, self, depth)
+        if t in stdvalues.STANDARD:
+            tree = stdvalues.standard_tree(v, t, self, depth)
             if tree is not None:
                 return tree
         if t in _VIEWS:
@@ -334,8 +334,8 @@ class Codec:
             return stdvalues.BUILTIN_TYPES[t[2]]
         if kind in ("np", "nd"):
             return stdvalues.numpy_value(t, self, depth)
-        if kind in stdvalues.TIME_FIELDS:
-            return stdvalues.time_value(t)
+        if kind in stdvalues.STANDARD_KINDS:
+            return stdvalues.standard_value(t, self, depth)
         if kind in ("keys", "values", "items") and _len(t) == 3 and _type(t[2]) is list:
             if kind == "values":
                 return {i: self.decode(x, depth + 1) for i, x in enumerate(t[2])}.values()

@@ -174,6 +174,38 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return 0 if n == 0 else 1 + depth(n - 1)\n",
         "    return 0 if n <= 1 else 1 + depth(n - 1)\n",
     ),
+    # standard values
+    "an aware datetime in an IANA zone, both ways": (
+        "from datetime import datetime\nfrom zoneinfo import ZoneInfo\n\n\n"
+        'def to_paris(dt):\n    """dt in Europe/Paris"""\n',
+        "from datetime import datetime, timezone\nfrom zoneinfo import ZoneInfo\n\n\n"
+        "def check(candidate):\n    got = candidate(datetime(2024, 7, 1, 12, tzinfo=timezone.utc))\n"
+        "    assert got == datetime(2024, 7, 1, 14, tzinfo=ZoneInfo('Europe/Paris'))\n"
+        "    assert got.tzinfo is ZoneInfo('Europe/Paris') and got.utcoffset().seconds == 7200\n"
+        "    assert candidate(datetime(2024, 1, 1, tzinfo=ZoneInfo('Asia/Tokyo'))).hour == 16\n",
+        "to_paris",
+        "    return dt.astimezone(ZoneInfo('Europe/Paris'))\n",
+        "    return dt.replace(tzinfo=ZoneInfo('Europe/Paris'))\n",
+    ),
+    "pathlib paths, both ways": (
+        'from pathlib import Path\n\n\ndef config_path(root, name):\n    """root / "conf" / (name + ".toml")"""\n',
+        "from pathlib import Path, PurePosixPath\ndef check(candidate):\n"
+        "    got = candidate(Path('/srv/app'), 'main')\n    assert got == Path('/srv/app/conf/main.toml')\n"
+        "    assert isinstance(got, Path) and got.suffix == '.toml'\n"
+        "    assert candidate(PurePosixPath('a'), 'b') == PurePosixPath('a/conf/b.toml')\n",
+        "config_path",
+        "    return root / 'conf' / (name + '.toml')\n",
+        "    return root / (name + '.toml')\n",
+    ),
+    "a UUID and an IP address as values": (
+        'import uuid\n\n\ndef tag(host, ns):\n    """uuid5(ns, str(host)) and host"""\n',
+        "import ipaddress, uuid\ndef check(candidate):\n    h = ipaddress.ip_address('10.1.2.3')\n"
+        "    u, back = candidate(h, uuid.NAMESPACE_DNS)\n"
+        "    assert u == uuid.uuid5(uuid.NAMESPACE_DNS, '10.1.2.3') and back == h\n",
+        "tag",
+        "    return uuid.uuid5(ns, str(host)), host\n",
+        "    return uuid.uuid4(), host\n",
+    ),
 }
 
 # name: (prompt, test, entry, answer, strict status, official status, strict reason)
