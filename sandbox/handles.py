@@ -21,18 +21,35 @@ from __future__ import annotations
 
 import dis
 import enum
-import inspect
 import sys
 import types
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
+
+__all__ = [
+    "CandidateError",
+    "CandidateExit",
+    "CandidateGone",
+    "CheckSetupError",
+    "Handle",
+    "Refused",
+]
 
 try:
-    from . import handleasync, handlemath, skeleton
+    from . import handleasync, handlemath, skeleton, twins
+    from .outcomes import CandidateError, CandidateExit, CandidateGone, CheckSetupError, Refused
 except ImportError:  # loaded as a top-level module inside the verifier
     import handleasync  # type: ignore[no-redef,import-not-found]
     import handlemath  # type: ignore[no-redef,import-not-found]
     import skeleton  # type: ignore[no-redef,import-not-found]
+    import twins  # type: ignore[no-redef,import-not-found]
+    from outcomes import (  # type: ignore[no-redef,import-not-found]
+        CandidateError,
+        CandidateExit,
+        CandidateGone,
+        CheckSetupError,
+        Refused,
+    )
 
 # Flags the child reports on a handle (about its own object; they only
 # choose which of Python's defaults the verifier may apply on its own).
@@ -54,27 +71,7 @@ BASES = {
 }
 
 
-class Refused(BaseException):
-    """The test asked a question only the candidate's code could answer."""
-
-
-class CandidateGone(BaseException):
-    """The candidate's child stopped answering (died, exited, was killed)."""
-
-
-class CandidateExit(BaseException):
-    """The candidate raised SystemExit or another BaseException-only type."""
-
-
-class CandidateError(Exception):
-    """The candidate's code raised, or sent back something that is not a value."""
-
-
-class CheckSetupError(Exception):
-    """The test cannot be run this way (an engine or suite limitation)."""
-
-
-_no_value = object()
+_no_value = twins.NO_VALUE
 
 
 class Asker(Protocol):
@@ -134,10 +131,10 @@ class Handle:
         if type(state) is not dict or not all(type(k) is str for k in state):
             return _no_value
         if isinstance(twin, enum.EnumMeta):
-            return _member(twin, state)
+            return twins.member(twin, state)
         if skeleton.builds_nothing(twin):
             return _no_value  # the prompt's class only declares its constructor
-        if any(_shadows(twin, key) for key in state):
+        if any(twins.shadows(twin, key) for key in state):
             return _no_value  # the prelude's __eq__ would call the candidate's own code
         try:
             made = object.__new__(twin)
@@ -163,11 +160,14 @@ class Handle:
     def _value(self, question: str) -> Any:
         value = self._plain()
         if value is _no_value or not self._twin_answers(value, question):
-            raise Refused(
-                f"strict scoring: the test asked for {question} of a {self._name} object, "
-                "which only the candidate's own code could answer"
-            )
+            self._refuse(question)
         return value
+
+    def _refuse(self, question: str) -> NoReturn:
+        raise Refused(
+            f"strict scoring: the test asked for {question} of a {self._name} object, "
+            "which only the candidate's own code could answer"
+        )
 
     def _twin_answers(self, value: Any, question: str) -> bool:
         """Does the prompt's class answer ``question`` for this object (not
@@ -197,7 +197,7 @@ class Handle:
         value = self._ask("getattr", name)
         guard = self._session.guards.get(self._hid)
         if guard is not None and isinstance(guard[1], type):
-            _guard_attribute(self._session, guard, name, value)
+            twins.guard_attribute(self._session, guard, name, value)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -210,7 +210,7 @@ class Handle:
         got = self._ask("call", (args, kwargs or None))
         guard = self._session.guards.get(self._hid)
         if guard is not None:
-            _built_alike(guard, got, args, kwargs)
+            twins.built_alike(guard, got, args, kwargs)
         return got
 
     def __iter__(self) -> Any:
@@ -262,8 +262,16 @@ class Handle:
         )
 
     def __contains__(self, item: object) -> bool:
-        if self._base is None and self._flags & ITERABLE and not self._flags & CONTAINS:
-            return any(x is item or x == item for x in self)
+        """An iterable object: searched by iterating, with the test's ``==``;
+        where its class has its own ``__contains__``, that must say the
+        same (a set that ignores case, say, is not answered by iterating).
+        Else the builtin value's, or the prompt's class's, answer."""
+        twin = self._flags & CONTAINS and self._name in self._session.twins
+        if self._base is None and self._flags & ITERABLE and not twin:
+            found = any(x is item or x == item for x in self)
+            if self._flags & CONTAINS and self.__getattr__("__contains__")(item) is not found:
+                self._refuse("'in'")
+            return found
         container = self._value("'in'")
         if type(item) is Handle and item._plain() is not _no_value:
             item = item._plain()  # a member of the program's enum: the prompt's
@@ -320,85 +328,6 @@ class Handle:
         return bool(self._value("the truth value"))
 
 
-def _built_alike(guard: tuple[str, type], got: Any, args: Any, kwargs: Any) -> None:
-    """Refuse an object the test built with the program's class of a
-    prelude class's name unless the prelude's class builds the same from
-    the same arguments: the test builds what it compares with that class,
-    and a program that redefines it must not decide both sides."""
-    name, make = guard
-    try:
-        alike = _same(make(*args, **kwargs), got, set())
-    except Exception:
-        alike = False
-    if not alike:
-        raise Refused(
-            f"strict scoring: the program's {name} builds objects differently from the "
-            "problem's own on the test's input"
-        )
-
-
-def _guard_attribute(session: Asker, guard: tuple[str, Any], name: str, value: Any) -> None:
-    """What the test reads off a guarded prelude class: a factory
-    (``Point.of``) builds what the test compares as the constructor does,
-    and is guarded the same way; an object of the prelude's own classes
-    (``Point.ORIGIN``) must agree with the prelude's."""
-    owner, cls = guard
-    made = inspect.getattr_static(cls, name, None)
-    if isinstance(made, classmethod | staticmethod) and type(value) is Handle:
-        session.guards[value._hid] = (f"{owner}.{name}", getattr(cls, name))
-    elif type(made).__module__ == cls.__module__ and not isinstance(made, type | enum.Enum):
-        try:
-            alike = _same(made, value, set())
-        except Exception:
-            alike = False
-        if not alike:
-            raise Refused(
-                f"strict scoring: the program's {owner}.{name} differs from the problem's own"
-            )
-
-
-def _same(want: Any, got: Any, seen: set[tuple[int, int]], depth: int = 0) -> bool:
-    """Do the prelude's object and the program's agree? Objects of classes
-    that keep the default ``==`` (a prelude's ``Node`` its ``LinkedList``
-    makes) by their attributes, the rest by the prelude's ``==``."""
-    if want is got or (id(want), id(got)) in seen:
-        return True
-    if depth > 50:
-        return False
-    seen.add((id(want), id(got)))
-    if type(got) is Handle:
-        got = got._plain()
-        if got is _no_value:
-            return False
-    if type(want) is not type(got):
-        return bool(want == got)
-    if type(want) in (list, tuple):
-        pairs = zip(want, got, strict=False)
-        return len(want) == len(got) and all(_same(x, y, seen, depth + 1) for x, y in pairs)
-    if type(want) is dict:
-        a, b = want, got
-    elif type(want).__eq__ is not _OBJECT_EQ:
-        return bool(want == got)
-    else:
-        a, b = _state(want), _state(got)
-    return a.keys() == b.keys() and all(_same(a[k], b[k], seen, depth + 1) for k in a)
-
-
-def _member(twin: enum.EnumMeta, state: dict[str, Any]) -> Any:
-    """The prelude's member of the name and value that a member of the
-    program's enum of that name has (a singleton: not made anew)."""
-    name, value = state.get("_name_"), state.get("_value_")
-    member = twin.__members__.get(name) if type(name) is str else None
-    if member is None and issubclass(twin, enum.Flag) and type(value) is int:
-        try:  # a combination of flags (or none): the prompt's Flag makes it
-            member = twin(value)
-        except ValueError:
-            return _no_value
-    if member is None or not _same(member.value, value, set()):
-        return _no_value
-    return member
-
-
 def _raised_here(exc: BaseException, frame: types.FrameType) -> bool:
     """May the candidate's ``__exit__`` swallow ``exc``? Only when the
     test's ``with`` block raised it itself with a ``raise`` statement (a
@@ -413,34 +342,13 @@ def _raised_here(exc: BaseException, frame: types.FrameType) -> bool:
     return tb.tb_frame is frame and code[tb.tb_lasti] == _RAISE
 
 
-def _shadows(cls: type, key: str) -> bool:
-    """Would an instance attribute ``key`` stand in for something ``cls``
-    defines as code (a method, a property), or for Python's own names?"""
-    if key.startswith("__") and key.endswith("__"):
-        return True
-    found = inspect.getattr_static(cls, key, None)
-    if type(found) is types.MemberDescriptorType:  # a slot: where the attribute lives
-        return False
-    return callable(found) or hasattr(found, "__get__")
-
-
-def _state(obj: object) -> dict[str, Any]:
-    found = getattr(obj, "__dict__", None)
-    out = dict(found) if type(found) is dict else {}
-    for cls in type(obj).__mro__:
-        for slot in getattr(cls, "__slots__", ()):
-            if slot not in ("__dict__", "__weakref__") and hasattr(obj, slot):
-                out[slot] = getattr(obj, slot)
-    return out
-
-
 def _text(value: Any) -> str:
     if type(value) is not str:
         raise TypeError("the candidate's __str__/__repr__ did not return a str")
     return value
 
 
-_OBJECT_EQ: object = object.__eq__
 _RAISE = dis.opmap["RAISE_VARARGS"]
 handlemath.install(Handle)
 handleasync.install(Handle, COROUTINE)
+twins.HANDLE.append(Handle)
