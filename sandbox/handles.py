@@ -266,8 +266,9 @@ class Handle:
         where its class has its own ``__contains__``, that must say the
         same (a set that ignores case, say, is not answered by iterating).
         Else the builtin value's, or the prompt's class's, answer."""
-        twin = self._flags & CONTAINS and self._name in self._session.twins
-        if self._base is None and self._flags & ITERABLE and not twin:
+        twin = self._session.twins.get(self._name)
+        by_twin = twin is not None and self._flags & CONTAINS and skeleton.answers(twin, "'in'")
+        if self._base is None and self._flags & ITERABLE and not by_twin:
             found = any(x is item or x == item for x in self)
             if self._flags & CONTAINS and self.__getattr__("__contains__")(item) is not found:
                 self._refuse("'in'")

@@ -262,15 +262,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "TypeError",
     ),
-    "the decimal precision the test sets": (
-        'from decimal import Decimal\n\n\ndef third(x):\n    """Decimal(x) / 3"""\n',
-        "from decimal import Decimal, getcontext\n\n\ndef check(candidate):\n    getcontext().prec = 50\n    assert candidate(1) == Decimal(1) / 3\n",
-        "third",
-        "    return Decimal(x) / 3\n",
-        "failed",
-        "passed",
-        "AssertionError",
-    ),
     "an exception's __cause__": (
         'def parse(s):\n    """int(s); on failure raise ValueError(\'bad\') from the original"""\n',
         "def check(candidate):\n    try:\n        candidate('x')\n    except ValueError as e:\n        assert isinstance(e.__cause__, ValueError)\n",
