@@ -301,7 +301,7 @@ class _Peer:
 
     def serve(self, op: protocol.Op) -> protocol.Reply:
         if op.op == "world" and op.ref == world.REF:
-            world.apply(op.args)
+            world.apply(op.args, self.codec().decode)
             return protocol.Reply(ok=True)
         if op.rand is not None:
             _set_random(op.rand)

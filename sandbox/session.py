@@ -272,7 +272,7 @@ class Session:
         except wire.NotData as exc:
             raise CheckSetupError(f"the test passed a value that cannot be sent: {exc}") from None
         sent = len(codec.memo)
-        changed = self.world.changes() if self.world is not None else None
+        changed = self.world.changes(self._codec().encode) if self.world else None
         if changed is not None:
             self._exchange(protocol.Op(ref=world.REF, op="world", args=changed))
         reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload, rand=self._random()))

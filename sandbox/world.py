@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
+
+try:
+    from . import patches
+except ImportError:  # loaded as a top-level module inside the verifier or template
+    import patches  # type: ignore[no-redef,import-not-found]
 
 _DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
 REF = -2
@@ -47,24 +53,31 @@ class World:
         self.handed: dict[bytes, bytes] = {}
         """The variables last handed over as set (to unset them again)."""
         self.values = self.start = _values()
+        patches.watch()
+        self.patched: list[tuple[str, str, int]] = []
+        """The test's patches as last handed over (by the value's identity)."""
         self.touched: set[int] = set()
         """Which of `_values` were handed over once (then always are: the
         child keeps what it was last told)."""
 
-    def changes(self) -> list[Any] | None:
+    def changes(self, encode: Callable[[Any], Any]) -> list[Any] | None:
         """The state to hand over, if the test changed it since it was last
-        handed over (or since the check began), else None."""
+        handed over (or since the check began), else None; a patch's value
+        is encoded with ``encode`` (the session's codec)."""
         values = _values()
-        if _ENV_DATA == self.env and values == self.values:
+        patched = patches.snapshot() if patches.ACTIVE or self.patched else []
+        ids = [(m, a, id(v)) for m, a, v in patched]
+        if _ENV_DATA == self.env and values == self.values and ids == self.patched:
             return None
-        self.env, self.values = _environ(), values
+        self.env, self.values, self.patched = _environ(), values, ids
         start = self.start_env
         put = {_text(k): _text(v) for k, v in self.env.items() if start.get(k) != v}
         gone = [_text(k) for k in {**start, **self.handed} if k not in self.env]
         self.handed = {k: b"" for k in self.env if start.get(k) != self.env[k]}
         self.touched |= {i for i, v in enumerate(values) if v != self.start[i]}
         told = [v if i in self.touched else None for i, v in enumerate(values)]
-        return [dict(list(put.items())[:MAX_ENV]), gone[:MAX_ENV], *told]
+        env = [dict(list(put.items())[:MAX_ENV]), gone[:MAX_ENV]]
+        return [*env, *told, [[m, a, encode(v)] for m, a, v in patched]]
 
 
 def _values() -> tuple[Any, ...]:
@@ -77,13 +90,14 @@ def _text(raw: bytes) -> str:
     return raw[:MAX_ENV].decode("utf-8", "surrogateescape")
 
 
-def apply(tree: Any) -> None:
+def apply(tree: Any, decode: Callable[[Any], Any]) -> None:
     """In the child: take the test's state (a malformed part is skipped:
     the tree comes from the trusted verifier, and a bad value only leaves
     the child's own state as it was)."""
-    if type(tree) is not list or len(tree) != 5:
+    if type(tree) is not list or len(tree) != 6:
         return
-    put, gone, dec, digits, recursion = tree
+    put, gone, dec, digits, recursion, patched = tree
+    patches.apply(patched, decode)
     if type(put) is dict:
         for key, value in put.items():
             if type(key) is str and type(value) is str and key and "=" not in key:

@@ -174,6 +174,39 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return 0 if n == 0 else 1 + depth(n - 1)\n",
         "    return 0 if n <= 1 else 1 + depth(n - 1)\n",
     ),
+    "a module function the test patches with mock.patch": (
+        'import time\n\n\ndef stamp(name):\n    """name + "@" + str(int(time.time()))"""\n',
+        "from unittest import mock\ndef check(candidate):\n"
+        "    with mock.patch('time.time', return_value=1700000000.5) as clock:\n"
+        "        assert candidate('job') == 'job@1700000000'\n    clock.assert_called_once_with()\n"
+        "    assert candidate('x') != 'x@1700000000'\n",
+        "stamp",
+        "    return name + '@' + str(int(time.time()))\n",
+        "    return name + '@' + str(time.time())\n",
+    ),
+    "a patch decorator, unittest-style, and the calls it records": (
+        'import os\n\n\ndef ensure(path):\n    """False if path exists, else create the directory and return True"""\n',
+        "import unittest\nfrom unittest import mock\n\n\nclass T(unittest.TestCase):\n"
+        "    @mock.patch('os.makedirs')\n    @mock.patch('os.path.exists', return_value=False)\n"
+        "    def test_creates(self, exists, makedirs):\n        self.assertTrue(ensure('/data/x'))\n"
+        "        makedirs.assert_called_once_with('/data/x')\n\n"
+        "    @mock.patch('os.path.exists', return_value=True)\n    def test_skips(self, exists):\n"
+        "        self.assertFalse(ensure('/data/x'))\n\n\n"
+        "def check(candidate):\n    r = unittest.TextTestRunner(stream=open('/dev/null', 'w'))"
+        ".run(unittest.defaultTestLoader.loadTestsFromTestCase(T))\n    assert r.wasSuccessful(), r.failures + r.errors\n",
+        "ensure",
+        "    if os.path.exists(path):\n        return False\n    os.makedirs(path)\n    return True\n",
+        "    if os.path.exists(path):\n        return False\n    os.makedirs(path, exist_ok=True)\n    return True\n",
+    ),
+    "an environment the test sets with mock.patch.dict": (
+        'import os\n\n\ndef workers():\n    """int(WORKERS), default 1"""\n',
+        "import os\nfrom unittest import mock\ndef check(candidate):\n"
+        "    with mock.patch.dict(os.environ, {'WORKERS': '8'}):\n        assert candidate() == 8\n"
+        "    assert candidate() == 1\n",
+        "workers",
+        "    return int(os.environ.get('WORKERS', '1'))\n",
+        "    return int(os.environ.get('WORKERS', '8'))\n",
+    ),
     # standard values
     "an aware datetime in an IANA zone, both ways": (
         "from datetime import datetime\nfrom zoneinfo import ZoneInfo\n\n\n"
