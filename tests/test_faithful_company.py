@@ -198,6 +198,14 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    if os.path.exists(path):\n        return False\n    os.makedirs(path)\n    return True\n",
         "    if os.path.exists(path):\n        return False\n    os.makedirs(path, exist_ok=True)\n    return True\n",
     ),
+    "builtins.input patched by the test": (
+        'def ask():\n    """int(input()) * 2"""\n',
+        "from unittest import mock\ndef check(candidate):\n"
+        "    with mock.patch('builtins.input', return_value='21'):\n        assert candidate() == 42\n",
+        "ask",
+        "    return int(input()) * 2\n",
+        "    return int(input()) + 2\n",
+    ),
     "an environment the test sets with mock.patch.dict": (
         'import os\n\n\ndef workers():\n    """int(WORKERS), default 1"""\n',
         "import os\nfrom unittest import mock\ndef check(candidate):\n"

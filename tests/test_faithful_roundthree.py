@@ -1243,15 +1243,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "EOFError",
     ),
-    "builtins.input patched by the test": (
-        'def ask():\n    """int(input()) * 2"""\n',
-        "from unittest import mock\ndef check(candidate):\n    with mock.patch('builtins.input', return_value='21'):\n        assert candidate() == 42\n",
-        "ask",
-        "    return int(input()) * 2\n",
-        "failed",
-        "passed",
-        "EOFError",
-    ),
 }
 
 
