@@ -359,7 +359,16 @@ class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
     """See `Op`."""
 
 
-ChannelMessage = Loaded | LoadFailed | Op | Reply
+class Logged(msgspec.Struct, frozen=True, tag="logged", array_like=True):
+    """From the child, before a `Reply` or an `Op`: the log records the
+    candidate's code emitted since its last message, each ``[logger name,
+    level, message, function, line, traceback text or None]``, for the
+    test's loggers (see `logtap`)."""
+
+    records: list[Any]
+
+
+ChannelMessage = Loaded | LoadFailed | Op | Reply | Logged
 
 _encoder = msgspec.msgpack.Encoder()
 

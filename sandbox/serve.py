@@ -19,7 +19,6 @@ from __future__ import annotations
 import _thread
 import asyncio
 import builtins
-import io
 import os
 import random
 import socket
@@ -30,10 +29,12 @@ from typing import Any, NoReturn
 import msgspec
 
 try:
-    from . import described, frames, plaincall, protocol, wire, world
+    from . import childio, described, frames, logtap, plaincall, protocol, wire, world
 except ImportError:  # loaded as a top-level module inside the template
+    import childio  # type: ignore[no-redef,import-not-found]
     import described  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
+    import logtap  # type: ignore[no-redef,import-not-found]
     import plaincall  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import wire  # type: ignore[no-redef,import-not-found]
@@ -82,6 +83,7 @@ def run(program: str, channel: int) -> NoReturn:
         peer.send(protocol.LoadFailed(status="failed", reason=described.reason(exc)))
         _done()
     peer.scope = scope
+    peer.logs.take()  # what the program logged as it loaded: before the test
     try:
         names = [[k, peer.codec().encode(v)] for k, v in _defined(scope)]
     except _BaseException:
@@ -201,9 +203,10 @@ class _Peer:
         self.proxies: dict[int, Proxy] = {}
         self.origins: dict[int, tuple[BaseException, int]] = {}
         self.turn = _thread.RLock()
-        budget = [OUTPUT_BUDGET]
-        self.out = _Output(budget)
-        self.err = _Output(budget)
+        budget = [childio.OUTPUT_BUDGET]
+        self.out = childio.Output(budget)
+        self.err = childio.Output(budget)
+        self.logs = logtap.tap(budget)
 
     # --- frames ---------------------------------------------------------
 
@@ -283,6 +286,7 @@ class _Peer:
         payload = codec.encode(args)
         sent = _len(codec.memo)
         out, err = self.out.take(), self.err.take()
+        self.send_logs()
         self.send(protocol.Op(ref=ref, op=op, args=payload, out=out, err=err))
         while True:
             msg = self.receive()
@@ -312,7 +316,14 @@ class _Peer:
         finally:
             sys.stdout, sys.stderr = saved
         out, err = self.out.take(), self.err.take()
+        self.send_logs()
         return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
+
+    def send_logs(self) -> None:
+        """The log records the candidate's code emitted since the last
+        message, for the test's own loggers (`logtap`)."""
+        if self.logs.records:
+            self.send(protocol.Logged(records=self.logs.take()))
 
     def _serve(self, op: protocol.Op) -> tuple[bool, object, list[Any]]:
         codec = self.codec()
@@ -388,38 +399,6 @@ class _Peer:
         if name == "await":  # a coroutine, run to its end on a loop of its own
             return _run_coroutine(target)  # type: ignore[arg-type]
         raise TypeError(f"unknown operation {name!r}")
-
-
-OUTPUT_BUDGET = 1 << 20
-"""Characters of what the candidate prints while it serves requests that go
-to the test's ``sys.stdout``/``sys.stderr`` (the rest is dropped)."""
-
-
-class _Output(io.StringIO):
-    """The child's ``sys.stdout`` or ``sys.stderr`` while it serves a request:
-    kept for the next message to the verifier, within a budget both share."""
-
-    def __init__(self, budget: list[int]) -> None:
-        super().__init__()
-        self.budget = budget
-
-    def write(self, text: str) -> int:
-        n = _len(text) if _type(text) is str else 0
-        if n and self.budget[0] > 0:
-            kept = text[: self.budget[0]]
-            self.budget[0] -= _len(kept)
-            super().write(kept)
-        elif not n:
-            return super().write(text)  # a non-str raises as a real stream's does
-        return n
-
-    def take(self) -> str:
-        if not self.tell():
-            return ""  # the usual case: nothing printed
-        text = self.getvalue()
-        self.seek(0)
-        self.truncate(0)
-        return text
 
 
 def _set_random(state: Any) -> None:

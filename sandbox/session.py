@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 try:
-    from . import plaincall, protocol, skeleton, testobjects, testrandom, wire, world
+    from . import logtap, plaincall, protocol, skeleton, testobjects, testrandom, wire, world
     from .handles import (
         BASES,
         EXC_CLASS,
@@ -32,6 +32,7 @@ try:
         Refused,
     )
 except ImportError:  # loaded as a top-level module inside the verifier
+    import logtap  # type: ignore[no-redef,import-not-found]
     import plaincall  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import skeleton  # type: ignore[no-redef,import-not-found]
@@ -340,6 +341,9 @@ class Session:
                     self._emit(msg.out, msg.err)
                 if type(msg) is protocol.Reply:
                     return msg
+                if type(msg) is protocol.Logged:
+                    logtap.emit(msg.records)
+                    continue
                 if type(msg) is protocol.Op:
                     self.chan.send(self._serve(msg))
                     continue

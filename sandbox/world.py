@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 try:
-    from . import patches
+    from . import logtap, patches
 except ImportError:  # loaded as a top-level module inside the verifier or template
+    import logtap  # type: ignore[no-redef,import-not-found]
     import patches  # type: ignore[no-redef,import-not-found]
 
 _DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
@@ -81,9 +82,10 @@ class World:
 
 
 def _values() -> tuple[Any, ...]:
-    """The decimal context, the int digit limit, the recursion limit."""
+    """The decimal context, the int digit limit, the recursion limit, the
+    levels of the test's loggers."""
     dec = _decimal() if "decimal" in sys.modules else None
-    return dec, sys.get_int_max_str_digits(), sys.getrecursionlimit()
+    return dec, sys.get_int_max_str_digits(), sys.getrecursionlimit(), logtap.levels()
 
 
 def _text(raw: bytes) -> str:
@@ -94,10 +96,12 @@ def apply(tree: Any, decode: Callable[[Any], Any]) -> None:
     """In the child: take the test's state (a malformed part is skipped:
     the tree comes from the trusted verifier, and a bad value only leaves
     the child's own state as it was)."""
-    if type(tree) is not list or len(tree) != 6:
+    if type(tree) is not list or len(tree) != 7:
         return
-    put, gone, dec, digits, recursion, patched = tree
+    put, gone, dec, digits, recursion, levels, patched = tree
     patches.apply(patched, decode)
+    if levels is not None:
+        logtap.set_levels([list(item) for item in levels if type(item) in (list, tuple)])
     if type(put) is dict:
         for key, value in put.items():
             if type(key) is str and type(value) is str and key and "=" not in key:

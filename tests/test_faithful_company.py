@@ -215,6 +215,34 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return int(os.environ.get('WORKERS', '1'))\n",
         "    return int(os.environ.get('WORKERS', '8'))\n",
     ),
+    "log records the test captures with assertLogs": (
+        'import logging\n\nlog = logging.getLogger("billing")\n\n\n'
+        'def charge(amount):\n    """log INFO "charged N"; a negative amount logs an ERROR and returns False"""\n',
+        "import logging, unittest\n\n\nclass T(unittest.TestCase):\n    def test_logs(self):\n"
+        "        with self.assertLogs('billing', level='INFO') as cm:\n            self.assertTrue(charge(5))\n"
+        "            self.assertFalse(charge(-1))\n"
+        "        self.assertEqual(cm.output, ['INFO:billing:charged 5', 'ERROR:billing:refused -1'])\n\n\n"
+        "def check(candidate):\n    r = unittest.TextTestRunner(stream=open('/dev/null', 'w'))"
+        ".run(unittest.defaultTestLoader.loadTestsFromTestCase(T))\n    assert r.wasSuccessful(), r.failures + r.errors\n",
+        "charge",
+        "    if amount < 0:\n        log.error('refused %d', amount)\n        return False\n"
+        "    log.info('charged %d', amount)\n    return True\n",
+        "    if amount < 0:\n        log.warning('refused %d', amount)\n        return False\n"
+        "    log.info('charged %d', amount)\n    return True\n",
+    ),
+    "a warning logged to the root logger, seen by a handler the test adds": (
+        'import logging\n\n\ndef parse(s):\n    """int(s); on failure log a warning and return 0"""\n',
+        "import logging\n\n\nclass Keep(logging.Handler):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.seen = []\n    def emit(self, record):\n"
+        "        self.seen.append((record.levelname, record.getMessage()))\n\n\n"
+        "def check(candidate):\n    keep = Keep()\n    logging.getLogger().addHandler(keep)\n"
+        "    assert candidate('x') == 0 and candidate('4') == 4\n"
+        "    assert len(keep.seen) == 1 and keep.seen[0][0] == 'WARNING'\n",
+        "parse",
+        "    try:\n        return int(s)\n    except ValueError:\n"
+        "        logging.warning('bad number %r', s)\n        return 0\n",
+        "    try:\n        return int(s)\n    except ValueError:\n        return 0\n",
+    ),
     # standard values
     "an aware datetime in an IANA zone, both ways": (
         "from datetime import datetime\nfrom zoneinfo import ZoneInfo\n\n\n"

@@ -1,0 +1,108 @@
+"""Log records the candidate's code emits, handed to the test's loggers.
+
+In the child, `tap` puts a handler on the root logger that keeps each
+record that reaches it (as plain fields, its message already formatted)
+for the next message to the verifier (`protocol.Logged`). The logger
+levels the test set (``assertLogs`` sets one) reach the child with the
+test's process state (`world`), so a record is emitted there when it would
+be in one program. In the verifier, `emit` hands each record to the
+test's logger of that name, if it is enabled for the record's level: the
+test's handlers (``assertLogs``, a ``caplog``-style handler) see it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+MAX_RECORDS = 1000
+"""Records kept between two messages (the rest are dropped)."""
+MAX_TEXT = 10_000
+_len = len
+_type = type
+
+
+class _Tap(logging.Handler):
+    def __init__(self, budget: list[int]) -> None:
+        super().__init__()
+        self.budget = budget
+        self.records: list[list[Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _len(self.records) >= MAX_RECORDS or self.budget[0] <= 0:
+            return
+        try:
+            text = str(record.getMessage())[:MAX_TEXT]
+            trace = (
+                logging.Formatter().formatException(record.exc_info) if record.exc_info else None
+            )
+            self.budget[0] -= _len(text)
+            fields = [record.name, record.levelno, text, record.funcName, record.lineno]
+            self.records.append([*map(_plain, fields), _plain(trace)])
+        except Exception:
+            pass
+
+    def take(self) -> list[list[Any]]:
+        records, self.records = self.records, []
+        return records
+
+
+def _plain(v: Any) -> Any:
+    if _type(v) is int or v is None:
+        return v
+    return str(v)[:MAX_TEXT]
+
+
+def tap(budget: list[int]) -> _Tap:
+    """In the child: keep what reaches the root logger, within ``budget``
+    (shared with what the candidate prints)."""
+    handler = _Tap(budget)
+    logging.getLogger().addHandler(handler)
+    return handler
+
+
+def levels() -> tuple[tuple[str, int], ...] | None:
+    """In the verifier: the levels set on the test's loggers, if it uses logging."""
+    if "logging" not in sys.modules:
+        return None
+    loggers = logging.Logger.manager.loggerDict.items()
+    found = [(n, lg.level) for n, lg in loggers if type(lg) is logging.Logger and lg.level]
+    return (("root", logging.getLogger().level), *sorted(found)[:MAX_RECORDS])
+
+
+def set_levels(items: Any) -> None:
+    """In the child: the test's logger levels."""
+    if type(items) is not list:
+        return
+    for item in items[:MAX_RECORDS]:
+        if type(item) is list and len(item) == 2 and type(item[0]) is str:
+            if type(item[1]) is int and 0 <= item[1] <= 100:
+                logging.getLogger(item[0][:200]).setLevel(item[1])
+
+
+def emit(records: Any) -> None:
+    """In the verifier: the child's records, to the test's loggers."""
+    if type(records) is not list:
+        return
+    for item in records[:MAX_RECORDS]:
+        if type(item) is not list or len(item) != 6:
+            continue
+        name, level, text, func, line, trace = item
+        if type(name) is not str or type(level) is not int or type(text) is not str:
+            continue
+        logger = logging.getLogger(name[:200]) if name != "root" else logging.getLogger()
+        if not logger.isEnabledFor(level):
+            continue
+        record = logging.makeLogRecord(
+            {
+                "name": logger.name,
+                "levelno": level,
+                "levelname": logging.getLevelName(level),
+                "msg": text,
+                "funcName": func if type(func) is str else "",
+                "lineno": line if type(line) is int else 0,
+                "exc_text": trace if type(trace) is str else None,
+            }
+        )
+        logger.handle(record)
