@@ -7,6 +7,10 @@ result, ...), drawn with random names and constants, with one right answer
 and some plausibly wrong ones. The official single program is the reference:
 an honest answer's verdict must not depend on the scoring model.
 
+``shapes_company`` adds the shapes of a company's own set (class
+skeletons, unittest-style tests, the environment, mocks, logging, aware
+datetimes, paths, coroutines, linked lists).
+
 `cases(seed, per_shape)` is deterministic for a seed; `sweep` scores every
 answer in both models through the engine. ``tests/test_differential.py``
 runs a few per shape; ``bench/differential.py`` the full sweep.
@@ -23,6 +27,7 @@ from pathlib import Path
 
 import anyio
 import msgspec
+import shapes_company
 
 import aioeval
 from aioeval.types import CandidateResult
@@ -732,6 +737,7 @@ SHAPES: dict[str, Callable[[random.Random], Draw]] = {
         assert_message,
     )
 }
+SHAPES.update(shapes_company.SHAPES)
 
 
 def cases(seed: int, per_shape: int) -> list[Case]:
