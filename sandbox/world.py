@@ -28,12 +28,13 @@ MAX_ENV = 4096
 """Environment variables handed over at once (and characters of each)."""
 
 
-def _decimal() -> list[Any] | None:
-    """The test's decimal context as plain fields, if it imported decimal."""
+def _decimal(fresh: bool = False) -> list[Any] | None:
+    """The test's decimal context as plain fields, if it imported decimal
+    (``fresh``: a new thread's context, the one the child starts with)."""
     module = sys.modules.get("decimal")
     if module is None:
         return None
-    ctx = module.getcontext()
+    ctx = module.Context() if fresh else module.getcontext()
     traps = sorted(t.__name__ for t, on in ctx.traps.items() if on)
     return [*(getattr(ctx, f) for f in _DECIMAL_FIELDS), traps]
 
@@ -53,7 +54,10 @@ class World:
         self.env = self.start_env = _environ()
         self.handed: dict[bytes, bytes] = {}
         """The variables last handed over as set (to unset them again)."""
-        self.values = self.start = _values()
+        now = _values()
+        self.values = self.start = (_decimal(fresh=True), _DIGITS, *now[2:])
+        """What the child starts with (the interpreter's own decimal
+        context and digit limit, whatever an earlier test left here)."""
         patches.watch()
         self.patched: list[tuple[str, str, int]] = []
         """The test's patches as last handed over (by the value's identity)."""
@@ -79,6 +83,10 @@ class World:
         told = [v if i in self.touched else None for i, v in enumerate(values)]
         env = [dict(list(put.items())[:MAX_ENV]), gone[:MAX_ENV]]
         return [*env, *told, [[m, a, encode(v)] for m, a, v in patched]]
+
+
+_DIGITS = sys.flags.int_max_str_digits if sys.flags.int_max_str_digits >= 0 else 4300
+"""The interpreter's default int digit limit."""
 
 
 def _values() -> tuple[Any, ...]:
