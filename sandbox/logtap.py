@@ -81,22 +81,30 @@ def set_levels(items: Any) -> None:
                 logging.getLogger(item[0][:200]).setLevel(item[1])
 
 
-def emit(records: Any) -> None:
-    """In the verifier: the child's records, to the test's loggers."""
+def emit(records: Any, budget: int) -> int:
+    """In the verifier: the child's records, to the test's loggers, within
+    ``budget`` characters; returns the characters used. A record of a
+    logger the test never made goes to its nearest ancestor the test has
+    (as one program's new logger would propagate there), so the child
+    cannot make the verifier build loggers."""
+    used = 0
     if type(records) is not list:
-        return
+        return used
     for item in records[:MAX_RECORDS]:
         if type(item) is not list or len(item) != 6:
             continue
         name, level, text, func, line, trace = item
         if type(name) is not str or type(level) is not int or type(text) is not str:
             continue
-        logger = logging.getLogger(name[:200]) if name != "root" else logging.getLogger()
+        if used + len(text) > budget:
+            break
+        used += len(text)
+        logger = _nearest(name[:200])
         if not logger.isEnabledFor(level):
             continue
         record = logging.makeLogRecord(
             {
-                "name": logger.name,
+                "name": name[:200],
                 "levelno": level,
                 "levelname": logging.getLevelName(level),
                 "msg": text,
@@ -106,3 +114,16 @@ def emit(records: Any) -> None:
             }
         )
         logger.handle(record)
+    return used
+
+
+def _nearest(name: str) -> logging.Logger:
+    """The test's logger of that name, or of its nearest dotted ancestor,
+    or the root logger."""
+    known = logging.Logger.manager.loggerDict
+    while name and name != "root":
+        found = known.get(name)
+        if type(found) is logging.Logger:
+            return found
+        name = name.rpartition(".")[0]
+    return logging.getLogger()

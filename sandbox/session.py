@@ -342,7 +342,7 @@ class Session:
                 if type(msg) is protocol.Reply:
                     return msg
                 if type(msg) is protocol.Logged:
-                    logtap.emit(msg.records)
+                    self.output_budget -= logtap.emit(msg.records, self.output_budget)
                     continue
                 if type(msg) is protocol.Op:
                     self.chan.send(self._serve(msg))
