@@ -261,10 +261,12 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "from pathlib import Path, PurePosixPath\ndef check(candidate):\n"
         "    got = candidate(Path('/srv/app'), 'main')\n    assert got == Path('/srv/app/conf/main.toml')\n"
         "    assert isinstance(got, Path) and got.suffix == '.toml'\n"
-        "    assert candidate(PurePosixPath('a'), 'b') == PurePosixPath('a/conf/b.toml')\n",
+        "    assert candidate(PurePosixPath('a'), 'b') == PurePosixPath('a/conf/b.toml')\n"
+        "    assert candidate('/srv', 'x') == Path('/srv/conf/x.toml')\n",
         "config_path",
-        "    return root / 'conf' / (name + '.toml')\n",
-        "    return root / (name + '.toml')\n",
+        "    return type(root)(root) / 'conf' / (name + '.toml') if not isinstance(root, str) "
+        "else Path(root) / 'conf' / (name + '.toml')\n",
+        "    return Path(root) / (name + '.toml')\n",
     ),
     "a UUID and an IP address as values": (
         'import uuid\n\n\ndef tag(host, ns):\n    """uuid5(ns, str(host)) and host"""\n',
