@@ -225,10 +225,12 @@ class Params(Base, frozen=True):
     """Local dataset file (CRUXEval JSONL)."""
     dataset_url: str | None = None
     """Base URL for downloading the pinned CRUXEval file (tests point it at 127.0.0.1)."""
-    scoring: Literal["strict", "official"] = "strict"
+    scoring: Literal["strict", "official", "both"] = "strict"
     """strict: verdicts the candidate cannot influence (HumanEval tests run in a
     trusted verifier; CRUXEval answers are data). official: the upstream
-    programs, byte for byte (a candidate can forge those verdicts)."""
+    programs, byte for byte (a candidate can forge those verdicts). both
+    (HumanEval format): each answer both ways, strict's verdict kept and
+    official's beside it, to see where they differ before trusting a run."""
     prompt: Literal["direct", "cot"] = "direct"
     """CRUXEval prompt style."""
     static_compare: bool = True

@@ -73,6 +73,10 @@ class _Judged(msgspec.Struct, frozen=True, kw_only=True, tag_field="status"):
     parts: dict[str, Status] | None = None
     """Verdicts on named subsets of the tests, where a suite reports them
     (EvalPlus: ``base`` and ``plus``); the verdict itself is the whole."""
+    official_status: Status | None = None
+    official_reason: str = ""
+    """With ``scoring: both``: the official single program's verdict on the
+    answer (the verdict itself is strict scoring's)."""
 
 
 class Passed(_Judged, frozen=True, kw_only=True, tag="passed"):
@@ -154,6 +158,11 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     parts: dict[str, Status] | None = None
     """The verdict on named subsets of the tests, where the suite has them
     (EvalPlus: ``base`` and ``plus``); ``status`` is the verdict on all."""
+    official_status: Status | None = None
+    """With ``scoring: both``: the official single program's verdict
+    (``status`` is strict scoring's); where the two differ, ``official_reason``
+    is the single program's reason and ``reason`` strict's."""
+    official_reason: str | None = None
 
 
 def make_result(
@@ -185,6 +194,10 @@ def make_result(
         finished_at=time.time(),
         finish_reason=g.finish_reason,
         parts=None if isinstance(verdict, InfraError) else verdict.parts,
+        official_status=None if isinstance(verdict, InfraError) else verdict.official_status,
+        official_reason=None
+        if isinstance(verdict, InfraError) or verdict.official_status is None
+        else verdict.official_reason[:MAX_REASON],
     )
 
 
@@ -233,6 +246,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     """Machines that executed candidates."""
     infra_retries: int = 0
     """Executions sent again after an engine fault (dead template, lost actor)."""
+    disagreements: int | None = None
+    """With ``scoring: both``: answers strict and official scoring judged
+    differently (each has ``official_status`` in results.jsonl)."""
 
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:

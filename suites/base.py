@@ -23,7 +23,7 @@ import msgspec
 import orjson
 
 from aioeval.config import Params
-from aioeval.errors import InputError
+from aioeval.errors import ConfigError, InputError
 from aioeval.executors.base import Executor
 from aioeval.metrics import pass_at_k
 from aioeval.sandbox.protocol import Outcome
@@ -40,6 +40,7 @@ from aioeval.types import (
     Status,
     Timeout,
     Verdict,
+    status_of,
 )
 
 OFFLOAD_CHARS = 20_000
@@ -129,8 +130,15 @@ class SuiteBase:
 
     default_k: tuple[int, ...] = (1, 10, 100)
     figures: tuple[str, ...] = ()
+    scores_both = False
+    """Can it run each answer both ways (``scoring: both``)?"""
 
     def __init__(self, params: Params) -> None:
+        if params.scoring == "both" and not self.scores_both:
+            raise ConfigError(
+                f"params.scoring=both is for the HumanEval format; {type(self).__name__} "
+                "scores strict or official"
+            )
         self.params = params
 
     def dedup_key(self, problem: Problem, text: str) -> str:
@@ -178,6 +186,22 @@ def verdict_from_outcome(out: Outcome) -> tuple[Verdict, Execution]:
     if out.status == "error":
         return Error(reason=out.reason), execution
     return InfraError(reason=out.reason, cause="sandbox"), Execution()
+
+
+def both_ways(
+    strict: tuple[Verdict, Execution], official: tuple[Verdict, Execution]
+) -> tuple[Verdict, Execution]:
+    """Strict scoring's verdict, with the official one's beside it; an
+    engine fault on either side is the answer's infra_error."""
+    for verdict, execution in (strict, official):
+        if isinstance(verdict, InfraError):
+            return verdict, execution
+    verdict, execution = strict
+    other = official[0]
+    assert not isinstance(verdict, InfraError) and not isinstance(other, InfraError)
+    return msgspec.structs.replace(
+        verdict, official_status=status_of(other), official_reason=other.reason
+    ), execution
 
 
 def digest_problems(problems: list[Problem]) -> str:

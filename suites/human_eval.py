@@ -39,6 +39,7 @@ from .base import (
     MockRecord,
     Mode,
     SuiteBase,
+    both_ways,
     dataset_of,
     fixture_records,
     read_completions,
@@ -92,6 +93,7 @@ class HumanEval(SuiteBase):
     (HumanEval+, a team's own tasks), under that file's own name and digest."""
 
     name = "human-eval"
+    scores_both = True
 
     def __init__(self, params: Params) -> None:
         super().__init__(params)
@@ -151,9 +153,12 @@ class HumanEval(SuiteBase):
     async def judge(self, problem: Problem, text: str, pool: Executor) -> tuple[Verdict, Execution]:
         if self.scoring == "official":
             out = await pool.execute(Program(program=build_program(problem, text)))
-        else:
-            out = await pool.execute(checked_task(problem, text))
-        return verdict_from_outcome(out)
+            return verdict_from_outcome(out)
+        strict = verdict_from_outcome(await pool.execute(checked_task(problem, text)))
+        if self.scoring != "both":
+            return strict
+        out = await pool.execute(Program(program=build_program(problem, text)))
+        return both_ways(strict, verdict_from_outcome(out))
 
     def mock_records(self) -> list[MockRecord]:
         return fixture_records(FIXTURE)

@@ -52,7 +52,7 @@ def from_config(cfg: RunConfig) -> LocalPool:
         limits=limits,
         hash_seed=sb.hash_seed,
         isolation=sb.isolation,
-        verifiers=cfg.params.scoring == "strict",
+        verifiers=cfg.params.scoring != "official",
     )
 
 

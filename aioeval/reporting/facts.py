@@ -207,6 +207,15 @@ def outcome_rows(f: RunFacts) -> list[Row]:
     return rows
 
 
+def both_rows(s: Summary) -> list[Row]:
+    """With ``scoring: both``: how many answers the two scorings judged
+    differently (results.jsonl has each one's ``official_status``)."""
+    if s.disagreements is None:
+        return []
+    text = f"{count(s.disagreements)} of {count(s.candidates)} answers judged differently"
+    return [Row("strict vs official", text + " (official_status in results.jsonl)")]
+
+
 def fact_rows(f: RunFacts) -> list[Row]:
     """Every fact of the report, in reading order: what was run, on what,
     under which isolation, whether it is whole, then what happened."""
@@ -221,6 +230,7 @@ def fact_rows(f: RunFacts) -> list[Row]:
         Row("dataset", f"{d.name} {d.version}, {count(d.size)} problems"),
         Row("dataset digest", d.digest or "-"),
         Row("scoring", s.scoring or "-"),
+        *both_rows(s),
         Row("isolation layers", ", ".join(s.isolation) or "none recorded (no execution)"),
         state(f),
         Row("started / finished", when),

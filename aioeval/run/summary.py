@@ -47,9 +47,12 @@ class RunStats:
         self.retry_overhead_ms = 0.0
         self.rate_limited = 0
         self.candidates = 0
+        self.disagreements = 0
 
     def add(self, r: CandidateResult) -> None:
         self.candidates += 1
+        if r.official_status is not None and r.official_status != r.status:
+            self.disagreements += 1
         self.counts[r.status] += 1
         if r.status == "infra_error":
             self.infra_causes[r.infra_cause or "unknown"] += 1
@@ -280,4 +283,5 @@ def build_summary(
         actors=facts.actors,
         nodes=facts.nodes,
         infra_retries=facts.infra_retries,
+        disagreements=stats.disagreements if cfg.params.scoring == "both" else None,
     )
