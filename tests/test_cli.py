@@ -304,7 +304,7 @@ def test_set_error_names_the_flag_and_the_allowed_values(tmp_path: Path) -> None
         aioeval("run", "--benchmark", "human-eval", "--set", "params.scoring=offical")
     )
     assert line == (
-        "aioeval: error: --set params.scoring=offical: 'offical' is not one of: official, strict"
+        "aioeval: error: --set params.scoring=offical: 'offical' is not one of: both, official, strict"
     )
     line = one_line_error(aioeval("run", "--benchmark", "human-eval", "--set", "params.limt=3"))
     assert line.endswith("--set params.limt=3: unknown field; did you mean params.limit?")

@@ -113,7 +113,7 @@ def test_missing_file(tmp_path: Path) -> None:
     ("overrides", "message"),
     [
         (["params.n_samples=x"], "--set params.n_samples=x: expected int, got str"),
-        (["params.scoring=offical"], "'offical' is not one of: official, strict"),
+        (["params.scoring=offical"], "'offical' is not one of: both, official, strict"),
         (["params.executor.kind=dask"], "--set params.executor.kind=dask: 'dask' is not one of"),
         (["params.retyr.max_attempts=2"], "unknown field; did you mean params.retry?"),
         (["parms.limit=3"], "--set parms.limit=3: unknown field; did you mean params?"),

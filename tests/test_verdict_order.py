@@ -27,8 +27,7 @@ _FRESH = pytest.mark.xfail(
 # name: (the honest problem's test, its entry, its answer, the changing test's setup)
 CASES: dict[str, tuple[str, str, str, str]] = {
     "the decimal context": (
-        "from decimal import Decimal\ndef check(candidate):\n"
-        "    assert candidate(1, 3) == Decimal(1) / Decimal(3)\n",
+        "def check(candidate):\n    assert str(candidate(1, 3)) == '0.' + '3' * 28\n",
         "div",
         "    from decimal import Decimal\n    return Decimal(a) / Decimal(b)\n",
         "import decimal\ndecimal.getcontext().prec = 5\n",
