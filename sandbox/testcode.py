@@ -11,10 +11,11 @@ from types import CodeType, FunctionType
 from typing import Any
 
 try:
-    from . import handles, protocol
+    from . import handles, protocol, twins
 except ImportError:  # loaded as a top-level module inside the verifier
     import handles  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
+    import twins  # type: ignore[no-redef,import-not-found]
 
 OUTPUT_CAP = 2048
 """What the test itself may print that is kept (the rest is counted)."""
@@ -105,7 +106,10 @@ def guarded(name: str, theirs: Any, ours: FunctionType) -> Callable[..., Any]:
 
 
 def _agree(a: Any, b: Any) -> bool:
+    """Equal, or the same structure of the prompt's classes (two linked
+    lists the prompt's helper and the program's built, whose nodes keep
+    the default ``==``)."""
     try:
-        return (type(a) is type(b) and bool(a == b)) or a is b
+        return (type(a) is type(b) and bool(a == b)) or a is b or twins.same(a, b)
     except Exception:
         return False

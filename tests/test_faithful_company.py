@@ -243,6 +243,19 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "        logging.warning('bad number %r', s)\n        return 0\n",
         "    try:\n        return int(s)\n    except ValueError:\n        return 0\n",
     ),
+    "a 2,000-node linked list built and read by the prompt's helpers": (
+        "class ListNode:\n    def __init__(self, val=0, next=None):\n        self.val = val\n"
+        "        self.next = next\n\n\ndef build(vals):\n    head = None\n"
+        "    for v in reversed(vals):\n        head = ListNode(v, head)\n    return head\n\n\n"
+        "def to_list(head):\n    out = []\n    while head:\n        out.append(head.val)\n"
+        '        head = head.next\n    return out\n\n\ndef reverse(head):\n    """reversed"""\n',
+        "def check(candidate):\n    assert to_list(candidate(build([1, 2, 3]))) == [3, 2, 1]\n"
+        "    assert to_list(candidate(build(list(range(2000))))) == list(range(2000))[::-1]\n",
+        "reverse",
+        "    prev = None\n    while head:\n        head.next, prev, head = prev, head, head.next\n"
+        "    return prev\n",
+        "    return head\n",
+    ),
     # standard values
     "an aware datetime in an IANA zone, both ways": (
         "from datetime import datetime\nfrom zoneinfo import ZoneInfo\n\n\n"
