@@ -52,6 +52,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
 def _version() -> str:
     try:
         return importlib.metadata.version("aioeval")
@@ -130,9 +140,15 @@ def _add_score(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 SERVE_EXAMPLE = """\
 example:
-  aioeval serve --port 8321 --token-env AIOEVAL_TOKEN
-  curl -s localhost:8321/v1/score -H "Authorization: Bearer $AIOEVAL_TOKEN" \\
+  aioeval serve --port 8321                  # prints a new bearer token
+  curl -s localhost:8321/v1/score -H "Authorization: Bearer $TOKEN" \\
+      -H 'Content-Type: application/json' \\
       -d '{"benchmark": "human-eval", "problem_id": "HumanEval/0", "completion": "..."}'
+
+Safe by default: a bearer token (generated and printed unless --token-env
+names one; --no-token serves without), Host and Origin checked (a web page
+cannot reach it), JSON bodies only, and every byte and second a caller may
+hold bounded (the limits below).
 """
 
 
@@ -146,13 +162,52 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8321, help="port (default 8321; 0: any free)")
-    serve.add_argument(
+    token = serve.add_mutually_exclusive_group()
+    token.add_argument(
         "--token-env", metavar="NAME", help="require 'Authorization: Bearer' with $NAME's value"
     )
-    serve.add_argument(
-        "--max-body-mb", type=float, default=8.0, metavar="MB", help="request size limit"
+    token.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve without a token: anyone who can reach the port can run code in the sandbox",
     )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also accept requests whose Host is NAME (IP literals and localhost always are)",
+    )
+    _add_serve_limits(serve)
     _config_source(serve)
+
+
+def _add_serve_limits(serve: argparse.ArgumentParser) -> None:
+    limits = serve.add_argument_group("limits")
+    for flag, kind, default, what in (
+        ("--max-body-mb", _positive_number, 8.0, "largest request body"),
+        (
+            "--max-memory-mb",
+            _positive_number,
+            256.0,
+            "request bytes held at once, all requests together",
+        ),
+        ("--max-connections", _positive, 512, "open connections"),
+        (
+            "--header-timeout-s",
+            _positive_number,
+            10.0,
+            "time for a request's headers (and idle keep-alive)",
+        ),
+        ("--body-timeout-s", _positive_number, 30.0, "time for a request's body"),
+        ("--max-problem-kb", _positive, 64, "largest caller problem, as JSON"),
+        ("--max-field-kb", _positive, 16, "largest field of a caller problem, as JSON"),
+        ("--problems-mb", _positive, 64, "caller problems kept for reuse, as JSON"),
+    ):
+        metavar = flag.rsplit("-", 1)[-1].upper()
+        limits.add_argument(
+            flag, type=kind, default=default, metavar=metavar, help=f"{what} (default {default})"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:

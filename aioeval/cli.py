@@ -135,19 +135,37 @@ def _run_async(fn: Callable[[], Awaitable[Summary]]) -> Summary:
 
 
 def _serve(args: argparse.Namespace, out: Console) -> int:
-    import os
-
+    from .service import ServeLimits
     from .service.http import serve
 
-    token = None
-    if args.token_env:
-        token = os.environ.get(args.token_env)
-        if not token:
-            raise ConfigError(f"--token-env {args.token_env}: that variable is not set")
+    token = _serve_token(args)
     cfg = _config(args)
+    limits = ServeLimits(
+        max_body_mb=args.max_body_mb,
+        max_memory_mb=args.max_memory_mb,
+        max_connections=args.max_connections,
+        header_timeout_s=args.header_timeout_s,
+        body_timeout_s=args.body_timeout_s,
+        max_problem_kb=args.max_problem_kb,
+        max_field_kb=args.max_field_kb,
+        problems_mb=args.problems_mb,
+    )
+    err = Console(stderr=True)
 
     def ready(url: str) -> None:
         out.print(f"aioeval: serving on {url} (SIGTERM drains)", highlight=False)
+        if token is None:
+            err.print(
+                f"aioeval: warning: serving without a token (--no-token): anyone who can "
+                f"reach {url} can run code in its sandbox",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+        elif not args.token_env:
+            out.print(
+                f"aioeval: token {token} (send 'Authorization: Bearer <token>')", highlight=False
+            )
 
     async def main() -> None:
         await serve(
@@ -155,13 +173,30 @@ def _serve(args: argparse.Namespace, out: Console) -> int:
             host=args.host,
             port=args.port,
             token=token,
-            max_body_mb=args.max_body_mb,
+            limits=limits,
+            allow_hosts=args.allow_host,
             on_ready=ready,
         )
 
     options = {"use_uvloop": True} if importlib.util.find_spec("uvloop") else {}
     anyio.run(main, backend_options=options)
     return 0
+
+
+def _serve_token(args: argparse.Namespace) -> str | None:
+    """The bearer token: from ``--token-env``, none with ``--no-token``,
+    else a new random one (printed when serving starts)."""
+    import os
+    import secrets
+
+    if args.no_token:
+        return None
+    if args.token_env:
+        token = os.environ.get(args.token_env)
+        if not token:
+            raise ConfigError(f"--token-env {args.token_env}: that variable is not set")
+        return token
+    return secrets.token_urlsafe(32)
 
 
 def _list(args: argparse.Namespace, out: Console) -> int:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,14 +16,14 @@ from typing import Any
 import aiohttp
 import anyio
 import pytest
-from aiohttp import web
 from hostcheck import candidate_uids, descendants, processes_of
+from servecheck import ADD
 
 import aioeval
 from aioeval.errors import InputError
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Outcome
-from aioeval.service import Busy, Scorer, UnknownProblem
+from aioeval.service import Busy, Scorer, ServeLimits, UnknownProblem
 from aioeval.service.http import Service
 from aioeval.suites.human_eval import load_problems
 from aioeval.testing.executors import GatedExecutor
@@ -30,11 +31,6 @@ from aioeval.testing.executors import GatedExecutor
 pytestmark = pytest.mark.anyio
 
 PROBLEMS = load_problems()
-ADD = {
-    "prompt": "def add(a, b):\n",
-    "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
-    "entry_point": "add",
-}
 SLEEPER = "    import time\n    time.sleep(60)\n"
 
 
@@ -139,20 +135,17 @@ async def test_a_cancelled_caller_cancels_only_its_own_job() -> None:
 @pytest.fixture
 async def server() -> AsyncIterator[tuple[str, Scorer]]:
     async with Scorer(_config()) as scorer:
-        service = Service(scorer, token="s3cret")
-        runner = web.AppRunner(service.app(max_body_mb=0.05))
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
+        service = Service(scorer, token="s3cret", limits=ServeLimits(max_body_mb=0.05))
         try:
-            yield f"http://127.0.0.1:{port}", scorer
+            yield await service.start("127.0.0.1", 0), scorer
         finally:
-            await runner.cleanup()
+            await service.aclose()
 
 
 async def _post(url: str, body: Any, token: str | None = "s3cret") -> tuple[int, Any]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     async with aiohttp.ClientSession() as http, http.post(url, data=data, headers=headers) as r:
         return r.status, await r.json()
@@ -219,7 +212,9 @@ def test_serve_drains_on_sigterm(tmp_path: Any) -> None:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert "serving on http://127.0.0.1:" in line, (line, proc.stderr and proc.stderr.read())
+        token = proc.stdout.readline().split()[2]  # "aioeval: token <token> (...)"
         url = f"http://127.0.0.1:{port}"
+        auth = {"Authorization": f"Bearer {token}"}
         spawned: list[int] = []
         slow = "    import time\n    time.sleep(1.5)\n    return False\n"
 
@@ -228,14 +223,14 @@ def test_serve_drains_on_sigterm(tmp_path: Any) -> None:
             box: list[tuple[int, Any]] = []
 
             async def in_flight() -> None:
-                box.append(await _post(url + "/v1/score", item, token=None))
+                box.append(await _post(url + "/v1/score", item, token=token))
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(in_flight)
                 async with aiohttp.ClientSession() as http:
                     with anyio.fail_after(30):
                         while True:
-                            async with http.get(url + "/metrics") as r:
+                            async with http.get(url + "/metrics", headers=auth) as r:
                                 if "aioeval_in_flight 1" in await r.text():
                                     break
                             await anyio.sleep(0.01)
@@ -247,7 +242,7 @@ def test_serve_drains_on_sigterm(tmp_path: Any) -> None:
                                 if r.status == 503:
                                     break
                             await anyio.sleep(0.01)
-                    async with http.post(url + "/v1/score", json=item) as r:
+                    async with http.post(url + "/v1/score", json=item, headers=auth) as r:
                         late = r.status
             return (*box[0], late)
 
@@ -342,3 +337,49 @@ async def test_an_optional_journal_keeps_every_verdict(tmp_path: Any) -> None:
         await scorer.score("human-eval", "HumanEval/0", "    return True\n")
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["status"] for r in rows] == ["passed", "failed"]
+
+
+async def test_leaving_score_many_early_cancels_only_its_own_items() -> None:
+    """``break`` out of ``score_many`` (and an exception in the loop body):
+    the caller's task goes on, the items not yet yielded are cancelled, and
+    another caller's verdict arrives as usual."""
+    canonical = PROBLEMS[0].fields["canonical_solution"]
+    cfg = _config("params.sandbox.wall_timeout_s=120")
+    async with Scorer(cfg) as scorer:
+        other: list[aioeval.CandidateResult] = []
+
+        async def other_caller() -> None:
+            other.append(await scorer.score("human-eval", "HumanEval/1", "    return []\n"))
+
+        items = [("human-eval", "HumanEval/0", canonical)]
+        items += [("human-eval", "HumanEval/0", SLEEPER + f"# {i}\n") for i in range(3)]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(other_caller)
+            seen = [r.status async for r in _first(scorer.score_many(items))]
+            with pytest.raises(ZeroDivisionError):
+                async for _ in scorer.score_many(items[:2]):
+                    raise ZeroDivisionError
+            await anyio.sleep(0)  # the caller's own task is not cancelled
+            with anyio.fail_after(60):  # far less than the sleepers' 3 x 60 s
+                while scorer.running or scorer.waiting or not other:
+                    await anyio.sleep(0.01)
+        after = await scorer.score("human-eval", "HumanEval/0", canonical)
+    assert seen == ["passed"] and after.status == "passed"
+    assert [r.status for r in other] == ["failed"]
+
+
+async def _first(results: AsyncIterator[aioeval.CandidateResult]) -> AsyncIterator[Any]:
+    async for result in results:
+        yield result
+        break
+
+
+async def test_score_many_in_aclosing_cancels_at_once() -> None:
+    canonical = PROBLEMS[0].fields["canonical_solution"]
+    async with Scorer(_config("params.sandbox.wall_timeout_s=120")) as scorer:
+        items = [("human-eval", "HumanEval/0", canonical), ("human-eval", "HumanEval/0", SLEEPER)]
+        async with contextlib.aclosing(scorer.score_many(items)) as results:
+            async for result in results:
+                assert result.status == "passed"
+                break
+        assert scorer.running == 0 and scorer.waiting == 0

@@ -12,7 +12,12 @@ runs (strict scoring by default).
 - Identical answers to one problem (the suite's dedup key) run once, even
   when their callers overlap; verdicts are kept in a bounded LRU cache.
 - Problems come by id from a benchmark's dataset, or from the caller as a
-  dict in the benchmark's own format (validated, kept by content digest).
+  dict in the benchmark's own format: bounded in size, parsed by the
+  suite's parser in a bounded child process, kept by content digest in an
+  LRU bounded in bytes (see `_problems`).
+- ``score_many`` runs its items in the scorer's own task group, so a caller
+  may leave its loop early (``break``, an exception): its items are
+  cancelled and nothing else is touched.
 - A slot whose processes die is replaced and the job retried once there
   (see `aioeval.executors.local`): only a second failure is ``infra_error``.
 - No run directory; ``journal=PATH`` appends every verdict to a
@@ -22,16 +27,16 @@ runs (strict scoring by default).
 from __future__ import annotations
 
 import hashlib
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
-import orjson
+import anyio.abc
 
 from aioeval.config import RunConfig, load_config
-from aioeval.errors import AioevalError, CandidateFault, InputError, SandboxError
+from aioeval.errors import AioevalError, CandidateFault, DatasetError, InputError, SandboxError
 from aioeval.executors import make_executor
 from aioeval.executors.base import Executor
 from aioeval.run import guard
@@ -51,6 +56,9 @@ from aioeval.types import (
     Verdict,
     make_result,
 )
+
+from ._lru import OnceLRU
+from ._problems import FIELD_BYTES, KEEP_BYTES, PROBLEM_BYTES, CallerProblems
 
 PARSERS = {
     "human-eval": (parse_humaneval, "task_id"),
@@ -81,7 +89,14 @@ class Scorer:
         problems: int = 10_000,
         executor: Executor | None = None,
         journal: str | Path | None = None,
+        problem_bytes: int = PROBLEM_BYTES,
+        field_bytes: int = FIELD_BYTES,
+        problems_bytes: int = KEEP_BYTES,
     ) -> None:
+        """``queue``: callers admitted beyond the pool's slots; ``cache``:
+        verdicts kept; ``problems`` / ``problems_bytes``: callers' problems
+        kept (count and bytes of JSON); ``problem_bytes`` / ``field_bytes``:
+        the largest caller problem accepted, whole and per field."""
         self.config = config if config is not None else load_config()
         self._executor = executor
         self._journal_path = Path(journal) if journal is not None else None
@@ -89,13 +104,21 @@ class Scorer:
         """Every verdict appended as a results.jsonl row, when asked for."""
         self.pool: Executor | None = None
         self.queue = queue
-        self._cache_size, self._problem_size = cache, problems
         self._admit: anyio.Semaphore | None = None
-        self._suites: dict[str, tuple[Suite, dict[str, Problem]]] = {}
-        self._loading = anyio.Lock()
-        self._caller: OrderedDict[bytes, Problem] = OrderedDict()
-        self._done: OrderedDict[bytes, tuple[Verdict, Execution]] = OrderedDict()
-        self._pending: dict[bytes, anyio.Event] = {}
+        self._work: anyio.abc.TaskGroup | None = None
+        self._suites: dict[str, Suite] = {}
+        self._datasets: dict[str, dict[str, Problem]] = {}
+        self._loading: dict[str, anyio.Lock] = {}
+        self.callers = CallerProblems(
+            field_bytes=field_bytes,
+            problem_bytes=problem_bytes,
+            keep_bytes=problems_bytes,
+            keep_count=problems,
+        )
+        """Problems callers brought, kept by digest."""
+        self._done: OnceLRU[tuple[Verdict, Execution]] = OnceLRU(
+            count=cache, keep=lambda done: not isinstance(done[0], InfraError)
+        )
         self.waiting = 0
         """Callers waiting for admission (the queue is full)."""
         self.running = 0
@@ -116,15 +139,28 @@ class Scorer:
         self._admit = anyio.Semaphore(pool.size + self.queue)
         if self._journal_path is not None:
             self.journal = Journal(self._journal_path)
+        self._work = anyio.create_task_group()
+        await self._work.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        pool, self.pool = self.pool, None
-        journal, self.journal = self.journal, None
-        if journal is not None:
-            await journal.aclose()
-        if pool is not None:
-            await pool.aclose()
+    async def __aexit__(self, *exc: Any) -> None:
+        work, self._work = self._work, None
+        try:
+            if work is not None:  # score_many's items still running end here
+                work.cancel_scope.cancel()
+                # Only a cancellation goes through the task group; any other
+                # error leaves this block as it came (not in a group).
+                cancelled = isinstance(exc[1], anyio.get_cancelled_exc_class())
+                await work.__aexit__(*(exc if cancelled else (None, None, None)))
+        finally:
+            pool, self.pool = self.pool, None
+            journal, self.journal = self.journal, None
+            with anyio.CancelScope(shield=True):
+                await self.callers.aclose()
+                if journal is not None:
+                    await journal.aclose()
+                if pool is not None:
+                    await pool.aclose()
 
     @property
     def slots(self) -> int:
@@ -178,49 +214,59 @@ class Scorer:
         self, items: Iterable[tuple[str, str | Mapping[str, Any], str]]
     ) -> AsyncIterator[CandidateResult]:
         """Verdicts for ``(benchmark, problem, completion)`` items, in order,
-        scored concurrently as far as the queue allows."""
+        scored concurrently as far as the queue allows. An item's error is
+        raised when its turn comes. Leaving the loop early cancels the items
+        not yet yielded, and nothing else, when the generator is closed: at
+        once with ``contextlib.aclosing``, else when it is collected."""
+        work = self._work
+        if work is None:
+            raise RuntimeError("use Scorer inside 'async with'")
         items = list(items)
-        results: list[CandidateResult | None] = [None] * len(items)
+        results: list[CandidateResult | Exception | None] = [None] * len(items)
         ready = [anyio.Event() for _ in items]
+        scope = anyio.CancelScope()
 
         async def one(i: int) -> None:
             try:
                 results[i] = await self.score(*items[i])
+            except Exception as exc:
+                results[i] = exc
             finally:
                 ready[i].set()
 
-        async with anyio.create_task_group() as tg:
-            for i in range(len(items)):
-                tg.start_soon(one, i)
+        async def all_items() -> None:
+            try:
+                with scope:
+                    async with anyio.create_task_group() as tg:
+                        for i in range(len(items)):
+                            tg.start_soon(one, i)
+            finally:
+                finished.set()
+
+        finished = anyio.Event()
+        work.start_soon(all_items)
+        try:
             for i in range(len(items)):
                 await ready[i].wait()
                 result = results[i]
-                if result is not None:
-                    yield result
+                if isinstance(result, Exception):
+                    raise result
+                if result is None:
+                    raise RuntimeError("the Scorer closed while score_many was running")
+                yield result
+        finally:
+            scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await finished.wait()
 
     async def _judged(self, suite: Suite, problem: Problem, text: str) -> tuple[Verdict, Execution]:
         """Single flight per dedup key across callers, then the LRU cache."""
         key = _key(suite.name, problem, suite.dedup_key(problem, text))
-        while True:
-            hit = self._done.get(key)
-            if hit is not None:
-                self._done.move_to_end(key)
-                verdict, execution = hit
-                return verdict, Execution(cached=True, output_tail=execution.output_tail)
-            waiter = self._pending.get(key)
-            if waiter is None:
-                break
-            await waiter.wait()
-        event = self._pending[key] = anyio.Event()
-        try:
-            verdict, execution = await self._run(suite, problem, text)
-            if not isinstance(verdict, InfraError):
-                self._done[key] = (verdict, execution)
-                while len(self._done) > self._cache_size:
-                    self._done.popitem(last=False)
-        finally:
-            del self._pending[key]
-            event.set()
+        (verdict, execution), cached = await self._done.get(
+            key, lambda: self._run(suite, problem, text)
+        )
+        if cached:
+            return verdict, Execution(cached=True, output_tail=execution.output_tail)
         return verdict, execution
 
     async def _run(self, suite: Suite, problem: Problem, text: str) -> tuple[Verdict, Execution]:
@@ -239,52 +285,42 @@ class Scorer:
     async def _problem(
         self, benchmark: str, problem: str | Mapping[str, Any]
     ) -> tuple[Suite, Problem]:
-        suite, problems = await self._benchmark(benchmark)
+        suite = self._suite(benchmark)
         if isinstance(problem, str):
-            found = problems.get(problem)
+            found = (await self._dataset(benchmark)).get(problem)
             if found is None:
                 raise UnknownProblem(f"{benchmark} has no problem {problem!r}")
             return suite, found
-        return suite, self._from_caller(benchmark, problem)
-
-    async def _benchmark(self, name: str) -> tuple[Suite, dict[str, Problem]]:
-        known = self._suites.get(name)
-        if known is not None:
-            return known
-        if name not in PARSERS:
-            raise UnknownProblem(f"unknown benchmark {name!r}; choose one of {', '.join(PARSERS)}")
-        async with self._loading:
-            if name not in self._suites:
-                suite = get_suite(name, self.config.params)
-                dataset = await suite.load(mode="score")
-                self._suites[name] = (suite, {p.id: p for p in dataset.problems})
-        return self._suites[name]
-
-    def _from_caller(self, benchmark: str, fields: Mapping[str, Any]) -> Problem:
-        """A problem dict in the benchmark's format, validated by the same
-        parser as dataset files (errors name the field); kept by digest."""
+        # A caller's own problem needs the suite, not its dataset.
         parse, id_field = PARSERS[benchmark]
-        try:
-            body = orjson.dumps(dict(fields), option=orjson.OPT_SORT_KEYS)
-        except TypeError as exc:
-            raise InputError(f"problem: not JSON data ({exc})") from None
-        digest = hashlib.blake2b(benchmark.encode() + b"\0" + body, digest_size=16).digest()
-        known = self._caller.get(digest)
+        return suite, await self.callers.get(benchmark, problem, parse, id_field)
+
+    def _suite(self, name: str) -> Suite:
+        suite = self._suites.get(name)
+        if suite is None:
+            if name not in PARSERS:
+                known = ", ".join(PARSERS)
+                raise UnknownProblem(f"unknown benchmark {name!r}; choose one of {known}")
+            suite = self._suites[name] = get_suite(name, self.config.params)
+        return suite
+
+    async def _dataset(self, name: str) -> dict[str, Problem]:
+        """The benchmark's problems by id, loaded once (a dataset that cannot
+        be had is a DatasetError, tried again on the next call)."""
+        known = self._datasets.get(name)
         if known is not None:
-            self._caller.move_to_end(digest)
             return known
-        row = dict(fields)
-        row.setdefault(id_field, "problem")
-        (problem,) = parse(orjson.dumps(row), "problem")
-        # Two callers' problems may share an id: the digest keeps them apart.
-        problem = Problem(id=f"{problem.id}@{digest.hex()[:12]}", fields=problem.fields)
-        self._caller[digest] = problem
-        while len(self._caller) > self._problem_size:
-            self._caller.popitem(last=False)
-        return problem
+        async with self._loading.setdefault(name, anyio.Lock()):
+            if name not in self._datasets:
+                try:
+                    dataset = await self._suite(name).load(mode="score")
+                except DatasetError as exc:
+                    raise DatasetError(f"{name}: dataset not available: {exc}") from None
+                self._datasets[name] = {p.id: p for p in dataset.problems}
+        return self._datasets[name]
 
 
 def _key(benchmark: str, problem: Problem, body: str) -> bytes:
     """Ids are unique per benchmark (a caller's problem carries its digest)."""
     text = f"{benchmark}\0{problem.id}\0{body}"
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
