@@ -233,6 +233,12 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     """Machines that executed candidates."""
     infra_retries: int = 0
     """Executions sent again after an engine fault (dead template, lost actor)."""
+    verifier_isolation: list[str] = []
+    """Isolation layers the tests ran under (strict scoring's verifiers, which
+    run the problems' code: a check per confined child); empty when no
+    verifier ran."""
+    verifier_missing: list[str] = []
+    """Layers the isolation mode asked for that the verifiers could not have."""
 
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:

@@ -280,4 +280,6 @@ def build_summary(
         actors=facts.actors,
         nodes=facts.nodes,
         infra_retries=facts.infra_retries,
+        verifier_isolation=facts.verifier_layers,
+        verifier_missing=facts.verifier_missing,
     )
