@@ -249,6 +249,12 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     disagreements: int | None = None
     """With ``scoring: both``: answers strict and official scoring judged
     differently (each has ``official_status`` in results.jsonl)."""
+    verifier_isolation: list[str] = []
+    """Isolation layers the tests ran under (strict scoring's verifiers, which
+    run the problems' code: a check per confined child); empty when no
+    verifier ran."""
+    verifier_missing: list[str] = []
+    """Layers the isolation mode asked for that the verifiers could not have."""
 
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:

@@ -34,10 +34,17 @@ class FrameReader:
                 raise EOFError
             view = view[n:]
 
-    def frame(self) -> bytes:
+    def frame_size(self) -> int:
+        """The next frame's length; its body is the caller's to read."""
         head = bytearray(protocol.HEADER.size)
         self.exactly(memoryview(head))
-        (size,) = protocol.HEADER.unpack(head)
+        size: int = protocol.HEADER.unpack(head)[0]
+        if size > protocol.MAX_FRAME:
+            raise EOFError("oversized frame")
+        return size
+
+    def frame(self) -> bytes:
+        size = self.frame_size()
         body = bytearray(size)
         self.exactly(memoryview(body))
         return bytes(body)

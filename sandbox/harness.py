@@ -122,7 +122,7 @@ def child_main(
     it can still use descriptors the template prepared.
     """
     try:
-        _isolate(result_fd, out_fd, workdir, env, limits, channel_fd, confine)
+        isolate(result_fd, out_fd, workdir, env, limits, channel_fd, confine)
     except BaseException as exc:
         _send(result_fd, token, SETUP, f"sandbox setup failed: {_reason(exc)}".encode())
         _exit(71)
@@ -138,7 +138,7 @@ def child_main(
         _program(task.program, token, result_fd)
 
 
-def _isolate(
+def isolate(
     result_fd: int,
     out_fd: int,
     workdir: str,
@@ -147,6 +147,11 @@ def _isolate(
     channel_fd: int | None,
     confine: Callable[[], None] | None,
 ) -> None:
+    """Make this freshly forked child a sandboxed process: its own session,
+    stdin from /dev/null and stdout and stderr to `out_fd`, `workdir` as its
+    directory, the layers' per-child half (`confine`), only the report pipe
+    and the channel open, and the rlimits. Used for a candidate's child and
+    for a verifier's check alike."""
     os.setsid()
     # Signal dispositions are inherited from the template, which leaves
     # Python's defaults alone, so nothing needs resetting here.

@@ -264,15 +264,32 @@ class VerifierHello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     make a test allocate, and a test must not take the machine with it."""
     spin_s: float = 0.0
     """How long the verifier polls a channel before it sleeps."""
+    isolation: str = "best"
+    """The layers it confines each check with: strict, best or minimal, as
+    for templates (see `layers`)."""
+    work_root: str = ""
+    """Where each check gets a fresh, private work directory (a tmpfs in its
+    mount namespace where it has one): the only place a test may write."""
+    disk_mb: int = 64
+    """Size of that work directory."""
+    fsize_mb: int = 64
+    """Largest file a test may write."""
+    nofile: int = 256
+    """Descriptors a check may hold open."""
+    hide: list[str] = []
+    """Directories covered with an empty tmpfs (answer keys), as for templates."""
 
 
 class VerifierReady(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """The verifier's answer to VerifierHello: the cgroups it runs in (its
     CPU and memory are charged there, under the slot's limits; the engine
-    removes them when it kills the verifier) and the controllers missing."""
+    removes them when it kills the verifier), the layers missing (names as
+    in `Ready`), the layers in force, and a warning per missing layer."""
 
     cgroups: list[str] = []
     missing: list[str] = []
+    layers: list[str] = []
+    warnings: list[str] = []
 
 
 class Check(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -295,6 +312,10 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     reason: str = ""
     output: str = ""
     """What the test itself printed (bounded), for the output tail."""
+    retire: bool = False
+    """The verifier exits after this result: a check left state in its
+    namespaces that the next check could read (see `marks`), or a check's
+    process could not be set up. The engine starts the slot afresh."""
 
 
 # --- verifier <-> candidate child (the per-job channel) -------------------------

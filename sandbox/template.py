@@ -14,7 +14,6 @@ import ctypes
 import mmap
 import os
 import random
-import select
 import signal
 import socket
 import struct
@@ -24,9 +23,10 @@ import time
 import msgspec
 
 try:
-    from . import fairness, frames, harness, layers, protocol, reaper, verdict, workdir
+    from . import fairness, forkparent, frames, harness, layers, protocol, reaper, verdict, workdir
 except ImportError:  # loaded as a top-level module inside the template
     import fairness  # type: ignore[no-redef,import-not-found]
+    import forkparent  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
     import harness  # type: ignore[no-redef,import-not-found]
     import layers  # type: ignore[no-redef,import-not-found]
@@ -36,7 +36,6 @@ except ImportError:  # loaded as a top-level module inside the template
     import workdir  # type: ignore[no-redef,import-not-found]
 
 PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
 RESULT_CAP = 4 * 1024 * 1024
 _JOB_ID = struct.Struct("<Q")
 
@@ -78,15 +77,9 @@ class Template:
         )
         if self.conf.uid is not None:
             os.chmod(self.work_root, 0o711)  # the child's uid must reach its dir
-        self.layers: list[str] = ["rlimits", "process-group", "fresh-env", "workdir"]
+        self.layers = forkparent.process_layers(self.conf, hello.hide, hello.isolation)
         self.warnings: list[str] = self.conf.warnings
         self.missing: list[str] = self.conf.missing
-        if prctl(PR_SET_CHILD_SUBREAPER, 1):
-            self.layers.append("subreaper")
-        else:
-            self.missing.append("subreaper")
-            self.warnings.append("child subreaper unavailable: setsid daemons may survive")
-        self.layers.extend(self.conf.layers)
         self.pid_init = "pid-namespace" in self.conf.layers and os.getpid() == 1
         self.limit_map: dict[str, float | int | None] = {
             "cpu_s": self.limits.cpu_s,
@@ -117,13 +110,6 @@ class Template:
         # A fresh tmpfs per job where this template has its own mounts: the
         # whole tree a candidate wrote goes with one unmount, however deep.
         self.fresh_mounts = "disk-tmpfs" in self.conf.layers
-        if hello.hide and hello.isolation != "minimal":
-            problems = workdir.hide(hello.hide) if self.fresh_mounts else ["no mount namespace"]
-            if problems:
-                self.missing.append("answer-key-hidden")
-                self.warnings.append(f"answer-key-hidden unavailable: {'; '.join(problems)}")
-            else:
-                self.layers.append("answer-key-hidden")
         self.link = _link(hello.link_fd)
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
@@ -132,7 +118,7 @@ class Template:
         if self.conf.cgroups:
             # The candidates share our cgroups: under memory pressure the
             # kernel must never pick the template (children reset this).
-            _protect_from_oom()
+            forkparent.protect_from_oom()
 
     def run(self, job: protocol.JobHead, program: frames.JobReader) -> protocol.Outcome:
         limits = self.limits.for_task(job.cpu_s)
@@ -232,29 +218,19 @@ class Template:
     def _fresh_workdir(self, job_id: int) -> tuple[str, dict[str, str] | None]:
         """The job's empty work dir, and the environment to give the child
         when it is not the usual one (None: inherit the template's)."""
-        uid = self.conf.uid
-        if self.fresh_mounts:
-            os.makedirs(self.workdir, mode=0o700, exist_ok=True)
-            workdir.mount_workdir(self.workdir, self.limits.disk_mb, uid)
-            return self.workdir, None
-        wdir, env = self.workdir, None
-        try:
-            os.mkdir(wdir, 0o700)
-        except FileExistsError:
-            # The last candidate left something that could not be removed:
-            # use a fresh directory and tell the child its own HOME/TMPDIR.
-            wdir = os.path.join(self.work_root, str(job_id))
-            os.mkdir(wdir, 0o700)
-            env = self.env
-        if uid is not None:
-            os.chown(wdir, uid, uid)
-        return wdir, env
+        spare = os.path.join(self.work_root, str(job_id))
+        wdir = workdir.fresh(
+            self.workdir,
+            spare,
+            mounts=self.fresh_mounts,
+            disk_mb=self.limits.disk_mb,
+            uid=self.conf.uid,
+        )
+        # Moved to the spare: tell the child its own HOME/TMPDIR.
+        return wdir, (None if wdir == self.workdir else self.env)
 
     def _discard_workdir(self, path: str) -> None:
-        if self.fresh_mounts:
-            workdir.unmount_workdir(path)
-        else:
-            workdir.remove_tree(path)
+        workdir.discard(path, mounts=self.fresh_mounts)
 
     def _channel(self, job: protocol.JobHead) -> int:
         """A fresh socket pair for a served job: one end goes to the
@@ -280,63 +256,22 @@ class Template:
         """Collect the child's report until it exits, the backstop fires, or
         (a served job) the verifier says its verdict is already against the
         answer, so a child still running a call past its limit is stopped."""
-        pidfd = os.pidfd_open(pid)
-        os.set_blocking(r, False)
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        poller.register(r, select.POLLIN)
-        poller.register(0, 0)  # hang-up only: the engine went away
         link = self.link.fileno() if self.link is not None and job.kind == "serve" else -1
-        if link >= 0:
-            poller.register(link, select.POLLIN)
-        view = memoryview(self.report)
-        size = 0
-        wall_killed = too_big = stopped = False
-        r_open = True
-        try:
-            while True:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    reaper.kill_group(pid)
-                    wall_killed = True
-                    break
-                events = poller.poll(left * 1000.0)
-                exited = False
-                for fd, ev in events:
-                    if fd == 0 and ev & (select.POLLHUP | select.POLLERR):
-                        reaper.kill_group(pid)
-                        self.cleanup(pid)
-                        layers.teardown(self.conf)
-                        os._exit(0)
-                    if fd == r and r_open:
-                        n = frames.read_into(r, view[size:])
-                        if n:
-                            size += n
-                            if size > RESULT_CAP:
-                                too_big = True
-                                reaper.kill_group(pid)
-                        elif n is not None:
-                            poller.unregister(r)
-                            r_open = False
-                    if fd == pidfd:
-                        exited = True
-                    if fd == link and self._told_to_stop(job.id):
-                        stopped = True
-                if stopped and exited:
-                    stopped = False  # it ended on its own: judged by how
-                elif stopped:
-                    reaper.kill_group(pid)
-                if exited or too_big or stopped:
-                    break
-            # Drain what the child wrote just before exiting.
-            while r_open and size <= RESULT_CAP:
-                n = frames.read_into(r, view[size:])
-                if not n:
-                    break
-                size += n
-        finally:
-            os.close(pidfd)
-        return size, wall_killed, too_big, stopped
+        waited = forkparent.wait(
+            pid,
+            r,
+            memoryview(self.report)[: RESULT_CAP + 1],
+            deadline,
+            gone=lambda: self._engine_gone(pid),
+            stop_fd=link,
+            told_to_stop=lambda: self._told_to_stop(job.id),
+        )
+        return waited.size, waited.wall_killed, waited.too_big, waited.stopped
+
+    def _engine_gone(self, pid: int) -> None:
+        self.cleanup(pid)
+        layers.teardown(self.conf)
+        os._exit(0)
 
     def _told_to_stop(self, job_id: int) -> bool:
         """Did the verifier say it has decided against this job? (Words
@@ -393,14 +328,6 @@ def _output_file() -> int:
         return os.memfd_create("candidate-output", MFD_NOEXEC_SEAL)
     except OSError:
         return os.memfd_create("candidate-output", 0)  # kernels before 6.3
-
-
-def _protect_from_oom() -> None:
-    try:
-        with open("/proc/self/oom_score_adj", "w") as fh:
-            fh.write("-1000")
-    except OSError:
-        pass  # not privileged: the children's +1000 still points the kernel at them
 
 
 def _hang_up(fd: int) -> None:

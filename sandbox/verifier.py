@@ -1,8 +1,12 @@
-"""The verifier: a trusted process per sandbox slot that runs the tests.
+"""The verifier: a process per sandbox slot that runs the tests.
 
 Started by the engine like a template (absolute interpreter, no site hooks,
-an allowlisted environment), it never runs model code. For each `Check` it
-runs the trusted prelude (a prompt) and the test's setup in fresh globals
+an allowlisted environment), it never runs model code, and it runs the
+problem's code (the prompt, the test, its setup) only in a confined child
+of its own, one per check (see `checkfork`: the template's layers, a uid of
+its own, nothing of the engine's to reach), so every check starts from the
+same fresh state and a hostile test reaches nothing. For each `Check` the
+child runs the prelude (a prompt) and the test's setup in fresh globals
 with the real builtins, binds the entry point and every name the test uses
 that the candidate's program defines to handles on the child's objects
 (see `handles`), and runs the driver (``check(candidate)``). The test sees
@@ -26,16 +30,12 @@ from __future__ import annotations
 import builtins
 import ctypes
 import gc
-import math
 import os
 import random
 import resource
 import signal
-import socket
-import struct
 import sys
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any
@@ -54,11 +54,11 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import cgroups, frames, handles, protocol, session, testrandom, timers, world
+    from . import checkfork, frames, handles, protocol, session, testrandom, timers, world
     from .channel import Channel
     from .testcode import Capture, Compiled, TestBroken, guarded
 except ImportError:
-    import cgroups  # type: ignore[no-redef,import-not-found]
+    import checkfork  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
     import handles  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
@@ -78,14 +78,7 @@ import msgspec
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
-CACHE = 256
-"""Compiled tests kept (per problem): a run revisits each one n times."""
-CACHE_CHARS = 256 * 1024 * 1024
-"""...and no more test text than this in all: a test can hold megabytes of
-data (a competitive-programming problem's inputs), kept twice (the text and
-the compiled constants)."""
 TEST_MODULE = "__main__"
-_ID = struct.Struct("<Q")
 CandidateGone = handles.CandidateGone
 CandidateExit = handles.CandidateExit
 CandidateError = handles.CandidateError
@@ -106,73 +99,23 @@ def _reason(exc: BaseException) -> str:
 
 
 class Verifier:
-    def __init__(self, hello: protocol.VerifierHello, out_fd: int) -> None:
+    """What a check needs: the process's ``random`` state at start, which
+    every check is reset to. One is made in the verifier process before it
+    forks; each check runs in a child of its own (see `checkfork`)."""
+
+    def __init__(self, hello: protocol.VerifierHello) -> None:
         self.hello = hello
-        self.out_fd = out_fd
-        self.link = socket.socket(fileno=hello.link_fd)
         testrandom.watch_random()
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
-        self.cache: OrderedDict[tuple[str, str, str], Compiled | TestBroken] = OrderedDict()
-        self.cache_chars = 0
+
+    def judge(self, body: memoryview, fd: int) -> protocol.CheckResult:
+        """In a check's child: decode the check and run it on channel `fd`."""
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         timers.install()
-        self.cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        return self.run(_checks.decode(body), fd)
 
-    def compiled(self, check: protocol.Check) -> Compiled:
-        key = (check.prelude, check.setup, check.driver)
-        hit = self.cache.get(key)
-        if hit is None:
-            try:
-                hit = Compiled(check)
-            except TestBroken as exc:
-                hit = exc
-            self.cache[key] = hit
-            self.cache_chars += sum(map(len, key))
-            while len(self.cache) > 1 and (
-                len(self.cache) > CACHE or self.cache_chars > CACHE_CHARS
-            ):
-                old, _ = self.cache.popitem(last=False)
-                self.cache_chars -= sum(map(len, old))
-        else:
-            self.cache.move_to_end(key)
-        if isinstance(hit, TestBroken):
-            raise hit
-        return hit
-
-    def channel_for(self, job_id: int, wall_s: float) -> int:
-        """The job's channel, passed by the template (one per job, in order)."""
-        self.link.settimeout(wall_s + 5.0)
-        data, fds, _, _ = socket.recv_fds(self.link, _ID.size, 1)
-        if len(data) != _ID.size or len(fds) != 1:
-            for fd in fds:
-                os.close(fd)
-            raise EOFError("the template's link closed")
-        (got,) = _ID.unpack(data)
-        if got != job_id:
-            os.close(fds[0])
-            raise LookupError(f"channel for job {got}, expected {job_id}")
-        return fds[0]
-
-    def stop(self, job_id: int) -> None:
-        """Tell the template the test timed out on this job: a child still
-        busy in a call (past its limit) is stopped instead of left to run
-        out its budget. Only then: any other way, a child that does not end
-        is judged by how it ends, as the single program would be."""
-        try:
-            self.link.send(_ID.pack(job_id), socket.MSG_DONTWAIT)
-        except OSError:
-            pass  # the template is gone, or its end is full: the budget ends it
-
-    def cpu_ceiling(self, cpu_s: float) -> None:
-        """Let the kernel end us (SIGXCPU) once this check has used its CPU
-        budget and a margin: the test's timer cannot interrupt C code (a
-        candidate's reply being decoded), the kernel's limit can. The engine
-        reads that death as the answer's timeout."""
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        soft = math.ceil(usage.ru_utime + usage.ru_stime + cpu_s) + CPU_MARGIN_S
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, self.cpu_hard))
-
-    def run(self, check: protocol.Check) -> protocol.CheckResult:
+    def run(self, check: protocol.Check, fd: int) -> protocol.CheckResult:
         capture = Capture()
 
         def result(status: str, reason: str = "") -> protocol.CheckResult:
@@ -183,21 +126,16 @@ class Verifier:
         cpu_s, wall_s = self.hello.cpu_s, self.hello.wall_s
         if check.cpu_s > 0:
             cpu_s, wall_s = check.cpu_s, wall_s * check.cpu_s / cpu_s
-        # The channel is taken first, whatever happens: the template passes
-        # one per job, and the child waits on it until it is closed.
-        fd = self.channel_for(check.id, wall_s)
         os.set_blocking(fd, True)
         chan = Channel(fd, time.monotonic() + wall_s + 2.0)
         stdout, stderr = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
-        self.cpu_ceiling(cpu_s)
         try:
-            verdict = self._check(check, chan, result, cpu_s)
-            if verdict.status == "timeout":
-                self.stop(check.id)
-            return verdict
+            return self._check(check, chan, result, cpu_s)
         finally:
             sys.stdout, sys.stderr = stdout, stderr
+            # The candidate's child ends when its channel closes: at once,
+            # not when this process exits.
             chan.close()
             os.close(fd)
 
@@ -209,7 +147,7 @@ class Verifier:
         cpu_s: float,
     ) -> protocol.CheckResult:
         try:
-            code = self.compiled(check)
+            code = Compiled(check)
         except TestBroken as exc:
             return result("error", str(exc)[:500])
         scope: dict[str, Any] = {
@@ -363,61 +301,43 @@ def _twins(prelude_code: CodeType | None, prelude: dict[str, Any]) -> dict[str, 
 
 
 _UNSET = object()
-CPU_MARGIN_S = 2
-"""CPU seconds past a check's budget before the kernel ends the verifier."""
-VERIFIER_PIDS = 32
-"""Tasks the verifier's cgroup admits: the verifier, and threads a test starts."""
-
-
-def _charge(hello: protocol.VerifierHello) -> protocol.VerifierReady:
-    """Move into cgroups of our own beside the slot's, with the same CPU
-    allotment and a memory limit at our address-space limit: what a
-    candidate's values make a test do is charged and bounded, never the
-    host's. Named after our pid, so a successor sweeps them if we die."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    mine = cgroups.prepare(
-        name=f"{cgroups.PREFIX}{os.getpid()}",
-        engine_pid=os.getppid(),
-        memory_bytes=hello.memory_mb * 1024 * 1024 if hello.memory_mb > 0 else total,
-        nproc=VERIFIER_PIDS,
-    )
-    cgroups.join(mine)
-    return protocol.VerifierReady(cgroups=mine.dirs, missing=sorted(mine.problems))
+_checks = msgspec.msgpack.Decoder(protocol.Check)
 
 
 def main() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    # As init of its PID namespace this process gets only the signals it
+    # handles: none, so a check running under our uid (a user namespace)
+    # cannot interrupt it. Each check gets Python's handlers back.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # Frames go out on a descriptor of their own; whatever the test writes
+    # Frames go out on a descriptor of their own; whatever a check writes
     # to fds 1 and 2 (below Python's sys.stdout) is dropped.
     out_fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     os.close(devnull)
-    reader = frames.FrameReader(0)
     try:
-        hello = msgspec.msgpack.decode(reader.frame(), type=protocol.VerifierHello)
+        hello = msgspec.msgpack.decode(frames.FrameReader(0).frame(), type=protocol.VerifierHello)
     except EOFError:
         return
     frames.spin(hello.spin_s)
     if hello.memory_mb > 0:
         limit = hello.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    own = _charge(hello)
-    frames.write_all(out_fd, protocol.encode_frame(own))
-    verifier = Verifier(hello, out_fd)
-    decoder = msgspec.msgpack.Decoder(protocol.Check)
+    verifier = Verifier(hello)
+    house = checkfork.CheckFork(hello, out_fd, verifier.judge)
+    # Not before: a user namespace maps its ids through our own /proc files,
+    # which no longer belong to us once we are not dumpable.
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    frames.write_all(out_fd, protocol.encode_frame(house.ready()))
+    # What the process holds now is permanent: frozen objects are never
+    # scanned by a check's collector, so checks copy fewer pages on write.
     gc.freeze()
-    while True:
-        try:
-            check = decoder.decode(reader.frame())
-        except EOFError:
-            break
-        outcome = verifier.run(check)
-        frames.write_all(out_fd, protocol.encode_frame(outcome))
+    house.serve()
+    house.close()
 
 
 if __name__ == "__main__":

@@ -48,6 +48,33 @@ def unmount_workdir(path: str) -> None:
         raise OSError(err, f"cannot unmount {path}: {os.strerror(err)}")
 
 
+def fresh(path: str, spare: str, *, mounts: bool, disk_mb: int, uid: int | None) -> str:
+    """An empty work dir for one job, owned by `uid` (None: ours): a fresh
+    tmpfs at `path` where we have mounts, else `path` made anew, or `spare`
+    when the last job left something at `path` that could not be removed."""
+    if mounts:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        mount_workdir(path, disk_mb, uid)
+        return path
+    wdir = path
+    try:
+        os.mkdir(wdir, 0o700)
+    except FileExistsError:
+        wdir = spare
+        os.mkdir(wdir, 0o700)
+    if uid is not None:
+        os.chown(wdir, uid, uid)
+    return wdir
+
+
+def discard(path: str, *, mounts: bool) -> None:
+    """Drop a job's work dir and everything in it (see `fresh`)."""
+    if mounts:
+        unmount_workdir(path)
+    else:
+        remove_tree(path)
+
+
 def hide(dirs: list[str]) -> list[str]:
     """Cover each existing directory with an empty read-only tmpfs (inside
     the template's own mount namespace). Returns the problems, one line each

@@ -628,10 +628,15 @@ SWELL = textwrap.dedent(
 
 
 def _verifier_cgroups(pool: LocalPool) -> dict[str, str]:
-    """The verifier's cgroup per controller, from /proc/<pid>/cgroup."""
-    verifier = pool._slots[0].verifier
-    assert verifier is not None
-    with open(f"/proc/{verifier.proc.pid}/cgroup") as fh:
+    """The verifier's cgroup per controller, from /proc/<pid>/cgroup of the
+    process in the first cgroup it reported: the verifier itself, init of
+    its PID namespace below the process the engine started (after whose pid
+    its cgroups are named)."""
+    ready = pool._slots[0].verifier_ready
+    assert ready is not None and ready.cgroups, ready
+    with open(os.path.join(ready.cgroups[0], "cgroup.procs")) as fh:
+        (pid,) = fh.read().split()
+    with open(f"/proc/{pid}/cgroup") as fh:
         lines = [line.strip().split(":", 2) for line in fh]
     return {ctrl: path for _, ctrls, path in lines for ctrl in (ctrls or "unified").split(",")}
 

@@ -131,12 +131,6 @@ class Process:
             raise SandboxError("oversized frame from a sandbox process")
         return await self.reader.receive_exactly(size)
 
-    async def ended_by(self, sig: int, within_s: float = 5.0) -> bool:
-        """Did the process end (or end within `within_s`) killed by `sig`?"""
-        with anyio.move_on_after(within_s):
-            await self.proc.wait()
-        return self.proc.returncode == -sig
-
     async def kill(self) -> None:
         proc = self.proc
         with anyio.CancelScope(shield=True):

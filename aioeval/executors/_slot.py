@@ -4,7 +4,6 @@ the link between them. See `aioeval.executors.local` for the whole pool."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 from dataclasses import dataclass, field
 
@@ -35,6 +34,8 @@ class SlotSettings:
     layers: list[str] = field(default_factory=list)
     """The layers of the pool's first template: the run reports them, so
     every template started later (another slot, a restart) must have them."""
+    verifier_layers: list[str] = field(default_factory=list)
+    """The same for the pool's first verifier."""
 
 
 _outcome = msgspec.msgpack.Decoder(Outcome)
@@ -44,6 +45,8 @@ _verifier_ready = msgspec.msgpack.Decoder(protocol.VerifierReady)
 VERIFIER_BASE_MB = 512
 """The verifier's own memory on top of the candidates' limit (its address
 space is capped at both together)."""
+VERIFIER_DISK_MB = 64
+"""The most a check's work directory holds (its temporary files)."""
 VERIFIER_GRACE_S = 2.0
 """How long the verifier may still take to report after a child that ended
 badly (whose verdict is then the child's own)."""
@@ -75,9 +78,9 @@ class Slot:
         self.link: socket.socket | None = None
         """The verifier's end of the link, until the verifier owns it."""
         self.ready: protocol.Ready | None = None
-        self.verifier_cgroups: list[str] = []
-        self.verifier_missing: list[str] = []
-        """Controllers the verifier's cgroups lack (strict refuses them)."""
+        self.verifier_ready: protocol.VerifierReady | None = None
+        """The verifier's cgroups, layers in force and missing (strict
+        refuses a missing one, as for templates)."""
         self.broken = False
 
     async def start(self) -> None:
@@ -116,21 +119,30 @@ class Slot:
         self.broken = False
 
     async def _refuse_less_than_reported(self) -> None:
-        """Kill the slot and raise SandboxError when its template lacks a
-        layer the pool's first one had: the run reports those as in force,
-        and must not go on without them."""
+        """Kill the slot and raise SandboxError when its template (or its
+        verifier) lacks a layer the pool's first one had: the run reports
+        those as in force, and must not go on without them."""
         ready = self.ready
         assert ready is not None
-        reported = self.pool.layers
+        await self._refuse_fewer("template", self.pool.layers, ready.layers, ready.warnings)
+        if self.verifier_ready is not None:
+            have = self.verifier_ready
+            await self._refuse_fewer(
+                "verifier", self.pool.verifier_layers, have.layers, have.warnings
+            )
+
+    async def _refuse_fewer(
+        self, what: str, reported: list[str], layers: list[str], warnings: list[str]
+    ) -> None:
         if not reported:
-            reported.extend(ready.layers)
+            reported.extend(layers)
             return
-        lost = [name for name in reported if name not in ready.layers]
+        lost = [name for name in reported if name not in layers]
         if lost:
             await self.kill()
-            why = "; ".join(ready.warnings) or "no reason given"
+            why = "; ".join(warnings) or "no reason given"
             raise SandboxError(
-                f"a sandbox template started without {', '.join(lost)}, which this run "
+                f"a sandbox {what} started without {', '.join(lost)}, which this run "
                 f"started with ({why})"
             )
 
@@ -141,15 +153,19 @@ class Slot:
         assert ready is not None
         if self.pool.isolation != "strict":
             return
-        if ready.missing:
-            await self.kill()
-            name = ready.missing[0]
-            why = next((w for w in ready.warnings if w.startswith(name)), name)
-            raise SandboxError(f"isolation=strict refused: {why}")
-        if self.verifier_missing:
-            await self.kill()
-            name = self.verifier_missing[0]
-            raise SandboxError(f"isolation=strict refused: the verifier has no {name} cgroup")
+        for what, missing, warnings in (
+            ("", ready.missing, ready.warnings),
+            ("the verifier has no ", *self._verifier_gaps()),
+        ):
+            if missing:
+                await self.kill()
+                name = missing[0]
+                why = next((w for w in warnings if w.startswith(name)), name)
+                raise SandboxError(f"isolation=strict refused: {what}{why}")
+
+    def _verifier_gaps(self) -> tuple[list[str], list[str]]:
+        have = self.verifier_ready
+        return ([], []) if have is None else (have.missing, have.warnings)
 
     async def _start_verifier(self) -> Process:
         assert self.link is not None, "the verifier's link belongs to a live template"
@@ -164,18 +180,23 @@ class Slot:
             self.link.close()
             self.link = None
         limits = self.pool.limits
+        root = self.pool.work_root
         hello = protocol.VerifierHello(
             link_fd=link_fd,
             cpu_s=limits.cpu_s,
             wall_s=limits.wall_s,
             memory_mb=limits.memory_mb + VERIFIER_BASE_MB if limits.memory_mb > 0 else 0,
             spin_s=self.pool.spin_s,
+            isolation=self.pool.isolation,
+            work_root=os.path.join(root, f"verifier{self.index}") if root else "",
+            disk_mb=min(limits.disk_mb, VERIFIER_DISK_MB),
+            fsize_mb=limits.fsize_mb,
+            nofile=limits.nofile,
+            hide=self.pool.hide,
         )
         await verifier.send(hello)
         with anyio.fail_after(30):
-            ready = _verifier_ready.decode(await verifier.frame())
-        self.verifier_cgroups = ready.cgroups
-        self.verifier_missing = ready.missing
+            self.verifier_ready = _verifier_ready.decode(await verifier.frame())
         return verifier
 
     async def run(self, job_id: int, task: Task) -> Outcome:
@@ -241,6 +262,7 @@ class Slot:
         if self.verifier is None:
             self.verifier = await self._start_verifier()
             await self._refuse_less_than_strict()
+            await self._refuse_less_than_reported()
         verifier = self.verifier
         asked = protocol.Check(
             id=job_id,
@@ -256,39 +278,40 @@ class Slot:
             # The verdict is the child's (timeout, error): never wait long on
             # a test that a candidate's values may have sent into a slow loop.
             with anyio.move_on_after(VERIFIER_GRACE_S):
-                await verifier.frame()
+                self._judged(job_id, await verifier.frame())
                 return child
             # The verifier is stuck in a test: the whole slot restarts, with
             # a fresh link (the template's end of the old one is spoken for).
             self.broken = True
             return child
-        # A test runs on a CPU budget in the verifier; on a loaded machine
-        # its wall time can be longer. A verifier still busy past that is
-        # stuck in C code on what the candidate sent (a child can send a
-        # hostile reply and exit): the answer's timeout, and a fresh slot.
+        # The verifier ends a check past its CPU budget, or past its budget
+        # and the wall-clock limit; one still silent after that is stuck.
         limits = self.pool.limits.for_task(task.cpu_s)
         budget = limits.cpu_s + limits.wall_s
-        with anyio.move_on_after(budget):
-            try:
-                frame = await verifier.frame()
-            except (anyio.EndOfStream, anyio.IncompleteRead):
-                if not await verifier.ended_by(signal.SIGXCPU):
-                    raise
-                frame = b""
-            if not frame:  # its CPU ceiling ended it on what this answer sent
-                self.broken = True
-                return self._too_long(child, "its CPU budget")
-            check = _check_result.decode(frame)
-            if check.id != job_id:
-                raise SandboxError("verifier protocol out of step")
+        with anyio.move_on_after(budget + VERIFIER_GRACE_S):
+            check = self._judged(job_id, await verifier.frame())
             tail = child.output_tail
             if check.output:
                 tail = (tail + "\n" if tail else "") + "[the test printed]\n" + check.output
             return msgspec.structs.replace(
-                child, status=check.status, reason=check.reason, output_tail=tail
+                child,
+                status=check.status,
+                reason=check.reason,
+                output_tail=tail,
+                retire=child.retire or check.retire,
             )
         self.broken = True
         return self._too_long(child, f"{budget:g}s")
+
+    def _judged(self, job_id: int, frame: bytes) -> protocol.CheckResult:
+        """The verifier's result for this job; a verifier that retires (or
+        could not set a check up) takes its slot with it."""
+        check = _check_result.decode(frame)
+        if check.id != job_id:
+            raise SandboxError("verifier protocol out of step")
+        if check.retire:
+            self.broken = True
+        return check
 
     @staticmethod
     def _too_long(child: Outcome, what: str) -> Outcome:
@@ -306,6 +329,6 @@ class Slot:
                 await proc.kill()
         if template is not None and self.ready is not None:
             await remove_cgroups(self.ready.cgroups)
-        if verifier is not None:
-            await remove_cgroups(self.verifier_cgroups)
-            self.verifier_cgroups = []
+        if verifier is not None and self.verifier_ready is not None:
+            await remove_cgroups(self.verifier_ready.cgroups)
+        self.verifier_ready = None

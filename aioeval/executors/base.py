@@ -26,6 +26,11 @@ class ExecutorFacts(msgspec.Struct, frozen=True, kw_only=True):
     """Machines that executed candidates."""
     infra_retries: int = 0
     """Executions sent again after an engine fault (dead template, lost actor)."""
+    verifier_layers: list[str] = []
+    """Isolation layers in force for the tests (strict scoring's verifiers;
+    empty when none ran)."""
+    verifier_missing: list[str] = []
+    """Layers the isolation mode asked for that the verifiers lack."""
 
 
 @runtime_checkable

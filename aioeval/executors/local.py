@@ -121,7 +121,13 @@ class LocalPool:
         return []
 
     def facts(self) -> ExecutorFacts:
-        return ExecutorFacts(executor="local", infra_retries=self.infra_retries)
+        ready = next((s.verifier_ready for s in self._slots if s.verifier_ready), None)
+        return ExecutorFacts(
+            executor="local",
+            infra_retries=self.infra_retries,
+            verifier_layers=list(ready.layers) if ready is not None else [],
+            verifier_missing=list(ready.missing) if ready is not None else [],
+        )
 
     async def start(self) -> None:
         self.work_root = tempfile.mkdtemp(prefix="aioeval-sandbox-")

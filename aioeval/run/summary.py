@@ -284,4 +284,6 @@ def build_summary(
         nodes=facts.nodes,
         infra_retries=facts.infra_retries,
         disagreements=stats.disagreements if cfg.params.scoring == "both" else None,
+        verifier_isolation=facts.verifier_layers,
+        verifier_missing=facts.verifier_missing,
     )

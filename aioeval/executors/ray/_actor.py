@@ -39,6 +39,7 @@ class SandboxActor:
         assert isinstance(pool, LocalPool)
         await pool.start()
         self._pool = pool
+        facts = pool.facts()
         info = ActorInfo(
             pid=os.getpid(),
             node_id=ray.get_runtime_context().get_node_id(),
@@ -46,6 +47,8 @@ class SandboxActor:
             layers=pool.layers,
             warnings=pool.warnings,
             missing=pool.missing,
+            verifier_layers=facts.verifier_layers,
+            verifier_missing=facts.verifier_missing,
         )
         return encoder.encode(info)
 

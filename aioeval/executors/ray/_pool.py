@@ -116,11 +116,15 @@ class RayPool:
         return self.redispatched + sum(a.infra_retries for a in self._actors)
 
     def facts(self) -> ExecutorFacts:
+        actors = self._actors
+        first = actors[0].info.verifier_layers if actors else []
         return ExecutorFacts(
             executor="ray",
             actors=self.actors,
             nodes=self.nodes,
             infra_retries=self.infra_retries,
+            verifier_layers=[x for x in first if all(x in a.info.verifier_layers for a in actors)],
+            verifier_missing=_union(a.info.verifier_missing for a in actors),
         )
 
     def actor_load(self) -> list[tuple[int, int]]:

@@ -29,6 +29,8 @@ class ActorInfo(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     layers: list[str]
     warnings: list[str]
     missing: list[str] = []
+    verifier_layers: list[str] = []
+    verifier_missing: list[str] = []
 
 
 encoder = msgspec.msgpack.Encoder()
