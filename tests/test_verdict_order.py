@@ -1,7 +1,7 @@
 """A verdict does not depend on which jobs ran before it in the slot: a
 test that changes its process's state (the decimal context, the recursion
 limit, the int digit limit, a module's attribute, the working directory,
-the environment) leaves the next check as it found it. Each case runs an
+the environment, a builtin, a file) leaves the next check as it found it. Each case runs an
 honest problem alone, then a problem whose test makes the change, then the
 honest problem again, in one slot in that order, through the real engine;
 the honest answer must be judged the same both times."""
@@ -17,12 +17,6 @@ import pytest
 
 import aioeval
 from aioeval.types import CandidateResult
-
-_FRESH = pytest.mark.xfail(
-    strict=True,
-    reason="the verifier is long-lived on this branch: the fresh verifier per check "
-    "(confining the verifier) starts every check from the same state",
-)
 
 # name: (the honest problem's test, its entry, its answer, the changing test's setup)
 CASES: dict[str, tuple[str, str, str, str]] = {
@@ -65,11 +59,21 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "    return a * b\n",
         "import os\nos.environ['APP_MODE'] = 'prod'\n",
     ),
+    "a builtin": (
+        "def check(candidate):\n    assert abs(candidate(-4, 2)) == 2\n",
+        "div",
+        "    return a // b\n",
+        "import builtins\nbuiltins.abs = lambda x: 0\n",
+    ),
+    "a file left behind": (
+        "import os\ndef check(candidate):\n"
+        "    assert not os.path.exists('state.txt') and candidate(6, 3) == 2\n",
+        "div",
+        "    return a // b\n",
+        "with open('state.txt', 'w') as f:\n    f.write('x')\n",
+    ),
 }
 PROMPT = 'def div(a, b):\n    """a divided by b"""\n'
-LEAKS = {"the decimal context", "the recursion limit", "the int digit limit"}
-LEAKS |= {"a module's attribute", "the working directory", "the environment"}
-"""The cases the long-lived verifier of this branch gets wrong."""
 
 
 def _order(tmp: Path, name: str) -> dict[str, CandidateResult]:
@@ -109,9 +113,7 @@ def _order(tmp: Path, name: str) -> dict[str, CandidateResult]:
     return {r.problem_id: r for r in out}
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=[_FRESH] if n in LEAKS else []) for n in CASES]
-)
+@pytest.mark.parametrize("name", list(CASES))
 def test_a_change_one_test_makes_does_not_reach_the_next_check(tmp_path: Path, name: str) -> None:
     got = _order(tmp_path, name)
     alone, after = got["honest, alone"], got["honest, after"]
