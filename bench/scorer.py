@@ -38,7 +38,6 @@ from typing import Any
 
 import aiohttp
 import anyio
-from aiohttp import web
 
 import aioeval
 from aioeval.executors.local import LocalPool
@@ -121,12 +120,7 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
         )
     async with Scorer(cfg, cache=args.cache) as scorer:
         service = Service(scorer)
-        runner = web.AppRunner(service.app(max_body_mb=8))
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
-        url = f"http://127.0.0.1:{port}/v1/score"
+        url = await service.start("127.0.0.1", 0) + "/v1/score"
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
 
             async def by_library(task_id: str, text: str) -> str:
@@ -152,7 +146,7 @@ async def main(args: argparse.Namespace) -> dict[str, object]:
             lib_wall, lib_verdicts = await _through(by_library, rows, args.callers)
             scorer._done.clear()  # the HTTP pass executes everything again
             http_wall, http_verdicts = await _through(by_http, rows, args.callers)
-        await runner.cleanup()
+        await service.aclose()
         result["throughput"] = {
             "candidates": len(rows),
             "callers": args.callers,
