@@ -174,6 +174,12 @@ DENIED = (
 SOL_SOCKET = 1
 COOKIES = (57, 71)
 """``SO_COOKIE`` and ``SO_NETNS_COOKIE``: values from host-wide counters."""
+IPPROTO_IPV6 = 41
+IPV6_FLOWLABEL_MGR = 32
+"""Flow labels a socket leases live in the network namespace, listed in
+``/proc/net/ip6_flowlabel``, for up to 150 s after their socket is gone:
+the next candidate of the template could read one. No ordinary program
+leases them."""
 FCNTL_LOCKS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 """``F_GETLK``, ``F_SETLK``, ``F_SETLKW``, their ``F_OFD_`` forms,
 ``F_SETLEASE``/``F_GETLEASE`` (every lock or lease another process could
@@ -237,6 +243,7 @@ def build(arch: Arch) -> bytes:
     p.jump(JEQ, arch.nr["preadv2"], "rwf")
     p.jump(JEQ, arch.nr["pwritev2"], "rwf")
     p.jump(JEQ, arch.nr["getsockopt"], "getsockopt")
+    p.jump(JEQ, arch.nr["setsockopt"], "setsockopt")
     p.jump(JEQ, arch.nr["fcntl"], "fcntl")
     p.jump(JEQ, arch.nr["flock"], "enolck")
     p.jump(JEQ, arch.nr["prlimit64"], "prlimit")
@@ -267,6 +274,10 @@ def build(arch: Arch) -> bytes:
     p.stmt(LD_ABS_W, _arg(1))
     p.jump(JEQ, SOL_SOCKET, 0, "allow")
     p.refuse_values(2, COOKIES, "enoprotoopt")
+    p.label("setsockopt")
+    p.stmt(LD_ABS_W, _arg(1))
+    p.jump(JEQ, IPPROTO_IPV6, 0, "allow")
+    p.refuse_values(2, (IPV6_FLOWLABEL_MGR,), "enoprotoopt")
     p.label("prlimit")
     p.stmt(LD_ABS_W, _arg(0))
     p.jump(JEQ, 0, "allow", "eperm")

@@ -97,6 +97,10 @@ def test_filter_decisions(machine: str) -> None:
     assert call("getsockopt", 3, socket.SOL_SOCKET, 71) == errno.ENOPROTOOPT  # SO_NETNS_COOKIE
     assert call("getsockopt", 3, socket.SOL_SOCKET, socket.SO_ERROR) == ALLOW
     assert call("getsockopt", 3, socket.IPPROTO_TCP, 57) == ALLOW  # another level's 57
+    flowlabel_mgr = sf.IPV6_FLOWLABEL_MGR
+    assert call("setsockopt", 3, socket.IPPROTO_IPV6, flowlabel_mgr) == errno.ENOPROTOOPT
+    assert call("setsockopt", 3, socket.IPPROTO_IPV6, socket.IPV6_V6ONLY) == ALLOW
+    assert call("setsockopt", 3, socket.SOL_SOCKET, flowlabel_mgr) == ALLOW  # SO_SNDBUFFORCE
     for command in sf.FCNTL_LOCKS:
         assert call("fcntl", 3, command) == errno.ENOLCK, command
     for command in (0, 1, 2, 3, 4, 1030):  # DUPFD, GETFD, SETFD, GETFL, SETFL, DUPFD_CLOEXEC

@@ -352,3 +352,34 @@ def test_host_wide_counters_in_proc_carry_nothing() -> None:
     outs = _run_in_order(look, mark, look)
     assert [o.status for o in outs] == ["passed"] * 3, outs
     assert "masked" in outs[2].output_tail
+
+
+FLOW_LABEL = """
+    import socket, struct
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    # struct in6_flowlabel_req: ::1, label 0x12345, GET, share any, CREATE, linger 150 s
+    req = struct.pack(
+        "16sIBBHHHI", socket.inet_pton(socket.AF_INET6, "::1"), socket.htonl(0x12345),
+        0, 255, 1, 0, 150, 0,
+    )
+    try:
+        s.setsockopt(socket.IPPROTO_IPV6, 32, req)  # IPV6_FLOWLABEL_MGR
+        print("leased")
+    except OSError as exc:
+        print("refused", exc.errno)
+    """
+
+
+def test_a_flow_label_does_not_reach_the_next_candidate() -> None:
+    """An IPv6 flow label outlives its socket in the namespace's table
+    (``/proc/net/ip6_flowlabel``, up to 150 s) and sends no packet, so no
+    counter moves: the next candidate would read the label. The lease is
+    refused, and a label listed after a candidate retires the namespace."""
+    look = """
+        with open("/proc/net/ip6_flowlabel") as f:
+            print(f.read().splitlines()[1:])
+        """
+    outs = _run_in_order(look, FLOW_LABEL, look)
+    assert [o.status for o in outs] == ["passed"] * 3, outs
+    assert outs[0].output_tail == outs[2].output_tail == "[]\n", outs
+    assert outs[1].output_tail == "refused 92\n", outs[1]  # ENOPROTOOPT
