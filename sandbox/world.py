@@ -47,6 +47,11 @@ _ENV_DATA: dict[bytes, bytes] = getattr(os.environ, "_data", {})
 """The environment's own dict (bytes on POSIX): compared without a copy."""
 
 
+def prepare() -> None:
+    """Once per process, before any check: watch the test's patches."""
+    patches.watch()
+
+
 class World:
     """The verifier's view: what it last handed to the child."""
 
