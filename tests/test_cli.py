@@ -206,6 +206,10 @@ def test_isolation_mode_reaches_the_sandbox(tmp_path: Path, isolation: str) -> N
         assert "landlock" not in summary.isolation and "network-namespace" not in summary.isolation
     elif os.geteuid() == 0 and Path("/sys/fs/cgroup/pids").exists():
         assert "network-namespace" in summary.isolation
+    # The tests (strict scoring's checks) run under the candidates' layers.
+    assert "rlimits" in summary.verifier_isolation
+    for layer in ("network-namespace", "unprivileged-uid", "landlock", "seccomp", "cgroup-memory"):
+        assert (layer in summary.verifier_isolation) == (layer in summary.isolation), layer
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

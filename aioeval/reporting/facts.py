@@ -185,6 +185,8 @@ def outcome_rows(f: RunFacts) -> list[Row]:
     ]
     if s.missing:
         rows.append(Row("layers missing", ", ".join(s.missing), "warn"))
+    if s.verifier_missing:
+        rows.append(Row("tests' layers missing", ", ".join(s.verifier_missing), "warn"))
     if f.journal_lines != s.candidates:
         rows.append(
             Row(
@@ -232,6 +234,11 @@ def fact_rows(f: RunFacts) -> list[Row]:
         Row("scoring", s.scoring or "-"),
         *both_rows(s),
         Row("isolation layers", ", ".join(s.isolation) or "none recorded (no execution)"),
+        *(
+            [Row("tests' isolation", ", ".join(s.verifier_isolation))]
+            if s.verifier_isolation
+            else []
+        ),
         state(f),
         Row("started / finished", when),
         *outcome_rows(f),
