@@ -18,12 +18,30 @@ request, and bytes.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 from typing import Any
 
 import msgspec
 from aiohttp import web
 
 from ._problems import FIELD_BYTES, KEEP_BYTES, PROBLEM_BYTES
+
+M_MMAP_THRESHOLD = -3
+LARGE_BLOCK = 1 << 20
+
+
+def return_large_blocks() -> None:
+    """Bodies and their decoded texts are megabytes each. glibc serves such
+    blocks from its heap once it has freed one it had mapped (its threshold
+    rises to the largest block freed) and keeps that heap after they are
+    freed: a burst of large bodies left hundreds of megabytes behind. A
+    fixed threshold maps every block over 1 MiB on its own, so its memory
+    goes back to the system the moment its request is answered."""
+    try:
+        ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK)
+    except (OSError, AttributeError):
+        pass  # not glibc: its allocator's own policy applies
+
 
 BYTES_PER_BODY_BYTE = 4
 """A decoded JSON string takes up to 4 bytes a character, beside the raw body."""

@@ -34,7 +34,7 @@ from aioeval.config import RunConfig
 from aioeval.errors import DatasetError, InputError
 
 from ._guard import Guard
-from ._limits import BYTES_PER_BODY_BYTE, Budget, CappedSite, ServeLimits
+from ._limits import BYTES_PER_BODY_BYTE, Budget, CappedSite, ServeLimits, return_large_blocks
 from ._metrics import Metrics
 from ._problems import ProblemTooLarge
 from .scorer import Busy, Scorer, UnknownProblem
@@ -110,6 +110,7 @@ class Service:
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Listen on ``host:port``; the URL (with the port bound)."""
+        return_large_blocks()
         runner = self.runner = web.AppRunner(
             self.app(),
             handle_signals=False,
