@@ -218,6 +218,7 @@ def _accounting(slot: SlotCgroups, mounts: list[Mount], own: dict[str, str], nam
         return
     path = os.path.join(base, name)
     if path not in slot.dirs:
+        _sweep_stale(base)
         try:
             os.mkdir(path, 0o755)
         except OSError:

@@ -270,3 +270,31 @@ def test_a_cgroup_v2_only_view() -> None:
     assert report["one_big"][0] == "failed" and "MemoryError" in report["one_big"][1], report
     # What does not: a total over processes (4 x 150 MB under 256 MB each).
     assert report["spread"][0] == "passed", report
+
+
+def _dead_pid() -> int:
+    pid = 4_000_000
+    while os.path.exists(f"/proc/{pid}"):
+        pid += 1
+    return pid
+
+
+async def test_stale_cgroups_of_a_killed_slot_are_swept_in_every_hierarchy() -> None:
+    """A template killed with its engine cannot remove its cgroups; the next
+    one removes those named after dead pids, the CPU-accounting hierarchy's
+    (cgroup v1 ``cpuacct``) as well as the limits'."""
+    mounts = cgroups.parse_mountinfo(open("/proc/self/mountinfo").read())
+    own = cgroups.parse_proc_cgroup(open("/proc/self/cgroup").read())
+    v1, _ = cgroups.locate(mounts, own, ("cpuacct",))
+    base = v1.get("cpuacct")
+    if base is None or not os.access(base, os.W_OK):
+        pytest.skip("no writable cgroup v1 cpuacct hierarchy here")
+    stale = os.path.join(base, f"{cgroups.PREFIX}{_dead_pid()}")
+    os.mkdir(stale)
+    try:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=1.0, wall_s=5.0)):
+            pass
+        assert not os.path.exists(stale)
+    finally:
+        if os.path.exists(stale):
+            os.rmdir(stale)
