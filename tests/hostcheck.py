@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import pytest
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import cgroups, landlock_rules
+from aioeval.sandbox import cgroupfs, landlock_rules
 from aioeval.sandbox.layers import UID_BASE
 
 _NAMESPACE_OF = {
@@ -44,10 +44,10 @@ def _cgroup_controller(ctrl: str) -> bool:
     if os.geteuid() != 0:
         return False
     with open("/proc/self/mountinfo") as fh:
-        mounts = cgroups.parse_mountinfo(fh.read())
+        mounts = cgroupfs.parse_mountinfo(fh.read())
     with open("/proc/self/cgroup") as fh:
-        own = cgroups.parse_proc_cgroup(fh.read())
-    v1, v2 = cgroups.locate(mounts, own)
+        own = cgroupfs.parse_proc_cgroup(fh.read())
+    v1, v2 = cgroupfs.locate(mounts, own)
     if ctrl in v1:
         return True
     if v2 is None:

@@ -20,7 +20,7 @@ import pytest
 from hostcheck import assert_nothing_left
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import cgroups, namespaces
+from aioeval.sandbox import cgroupfs, cgroups, namespaces
 from aioeval.sandbox.protocol import Limits, Outcome
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +43,7 @@ V2_OWN = "0::/user.slice/user-1000.slice/session-2.scope\n"
 
 
 def test_detects_v1_controllers_and_the_unified_mount() -> None:
-    mounts = cgroups.parse_mountinfo(V1_HOST)
+    mounts = cgroupfs.parse_mountinfo(V1_HOST)
     assert [m.path for m in mounts] == [
         "/sys/fs/cgroup/cpu",
         "/sys/fs/cgroup/cpuacct",
@@ -51,7 +51,7 @@ def test_detects_v1_controllers_and_the_unified_mount() -> None:
         "/sys/fs/cgroup/pids",
         "/sys/fs/cgroup/unified",
     ]
-    v1, v2 = cgroups.locate(mounts, cgroups.parse_proc_cgroup(V1_OWN))
+    v1, v2 = cgroupfs.locate(mounts, cgroupfs.parse_proc_cgroup(V1_OWN))
     assert v1 == {
         "cpu": "/sys/fs/cgroup/cpu",
         "memory": "/sys/fs/cgroup/memory/process_api/c72",
@@ -61,7 +61,7 @@ def test_detects_v1_controllers_and_the_unified_mount() -> None:
 
 
 def test_detects_a_v2_only_host() -> None:
-    v1, v2 = cgroups.locate(cgroups.parse_mountinfo(V2_HOST), cgroups.parse_proc_cgroup(V2_OWN))
+    v1, v2 = cgroupfs.locate(cgroupfs.parse_mountinfo(V2_HOST), cgroupfs.parse_proc_cgroup(V2_OWN))
     assert v1 == {}
     assert v2 == "/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope"
 
@@ -70,16 +70,16 @@ def test_hidden_and_bind_mounted_hierarchies() -> None:
     # cgroup2 mounted over /sys/fs/cgroup hides the v1 mounts below it; a
     # bind mount of a sub-tree maps paths relative to its root.
     hidden = V1_HOST + "50 31 0:40 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
-    mounts = cgroups.parse_mountinfo(hidden)
+    mounts = cgroupfs.parse_mountinfo(hidden)
     assert [(m.version, m.path) for m in mounts] == [(2, "/sys/fs/cgroup")]
     bind = "60 1 0:41 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
-    own = cgroups.parse_proc_cgroup("0::/docker/abc/sub\n")
-    assert cgroups.locate(cgroups.parse_mountinfo(bind), own) == ({}, "/sys/fs/cgroup/sub")
-    outside = cgroups.parse_proc_cgroup("0::/elsewhere\n")
-    assert cgroups.locate(cgroups.parse_mountinfo(bind), outside) == ({}, None)
+    own = cgroupfs.parse_proc_cgroup("0::/docker/abc/sub\n")
+    assert cgroupfs.locate(cgroupfs.parse_mountinfo(bind), own) == ({}, "/sys/fs/cgroup/sub")
+    outside = cgroupfs.parse_proc_cgroup("0::/elsewhere\n")
+    assert cgroupfs.locate(cgroupfs.parse_mountinfo(bind), outside) == ({}, None)
     # A mount point with a space is escaped in mountinfo.
     spaced = "61 1 0:42 / /mnt/my\\040cg rw - cgroup cgroup rw,pids\n"
-    assert cgroups.parse_mountinfo(spaced)[0].path == "/mnt/my cg"
+    assert cgroupfs.parse_mountinfo(spaced)[0].path == "/mnt/my cg"
 
 
 @pytest.fixture
@@ -283,9 +283,9 @@ async def test_stale_cgroups_of_a_killed_slot_are_swept_in_every_hierarchy() -> 
     """A template killed with its engine cannot remove its cgroups; the next
     one removes those named after dead pids, the CPU-accounting hierarchy's
     (cgroup v1 ``cpuacct``) as well as the limits'."""
-    mounts = cgroups.parse_mountinfo(open("/proc/self/mountinfo").read())
-    own = cgroups.parse_proc_cgroup(open("/proc/self/cgroup").read())
-    v1, _ = cgroups.locate(mounts, own, ("cpuacct",))
+    mounts = cgroupfs.parse_mountinfo(open("/proc/self/mountinfo").read())
+    own = cgroupfs.parse_proc_cgroup(open("/proc/self/cgroup").read())
+    v1, _ = cgroupfs.locate(mounts, own, ("cpuacct",))
     base = v1.get("cpuacct")
     if base is None or not os.access(base, os.W_OK):
         pytest.skip("no writable cgroup v1 cpuacct hierarchy here")

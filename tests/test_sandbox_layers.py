@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import cgroups, landlock_rules, layers, namespaces
+from aioeval.sandbox import cgroupfs, landlock_rules, layers, namespaces
 from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio
@@ -262,7 +262,7 @@ async def test_cgroups_of_templates_killed_with_their_engine_are_swept() -> None
     # remove its cgroups; the next template started there removes them.
     dead = _dead_pid()
     with open("/proc/self/cgroup") as fh:
-        own = cgroups.parse_proc_cgroup(fh.read()).get("pids")
+        own = cgroupfs.parse_proc_cgroup(fh.read()).get("pids")
     assert own is not None
     parent = "/sys/fs/cgroup/pids" + own.rstrip("/")
     stale = os.path.join(parent, f"aioeval-{dead}")
