@@ -6,7 +6,20 @@ from __future__ import annotations
 
 
 class Refused(BaseException):
-    """The test asked a question only the candidate's code could answer."""
+    """The test asked a question only the candidate's code could answer.
+
+    The first one made in a check's process is kept (`first`): a test
+    runner that catches everything (``unittest`` does) turns it into a
+    test error and the check fails with the runner's own assertion, which
+    must not hide the reason. A check's process is fresh, so nothing of
+    another check is kept."""
+
+    first: str | None = None
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        if Refused.first is None and args and type(args[0]) is str:
+            Refused.first = args[0]
 
 
 class CandidateGone(BaseException):

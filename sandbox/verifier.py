@@ -99,6 +99,16 @@ def _reason(exc: BaseException) -> str:
     return (f"{name}: {text}" if text else name)[:500]
 
 
+def _failure(exc: BaseException) -> str:
+    """The reason for a failed check: a refusal the test's own runner caught
+    on the way (see `handles.Refused`) comes first."""
+    reason = _reason(exc)
+    first = handles.Refused.first
+    if first is None or isinstance(exc, handles.Refused):
+        return reason
+    return f"{first} (then {reason})"[:500]
+
+
 class Verifier:
     """What a check needs: the process's ``random`` state at start, which
     every check is reset to. One is made in the verifier process before it
@@ -273,7 +283,7 @@ class Verifier:
             return result("error", str(exc)[:500])
         except BaseException as exc:
             timers.disarm()  # the verdict is in: no late CPU signal inside _reason
-            return result("failed", _reason(exc))
+            return result("failed", _failure(exc))
         return result("passed")
 
 

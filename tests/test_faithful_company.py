@@ -335,6 +335,21 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "strict scoring: the test asked for == of a Money object",
     ),
+    "a skeleton's __eq__ under a unittest runner, which catches the refusal": (
+        _MONEY + 'def total(xs):\n    """Money of the sum of the cents"""\n',
+        "import io, unittest\n\n\ndef check(candidate):\n"
+        "    class T(unittest.TestCase):\n"
+        "        def test_total(self):\n"
+        "            self.assertEqual(candidate([Money(1), Money(2)]), Money(3))\n"
+        "    suite = unittest.defaultTestLoader.loadTestsFromTestCase(T)\n"
+        "    got = unittest.TextTestRunner(stream=io.StringIO()).run(suite)\n"
+        "    assert got.wasSuccessful(), got.errors + got.failures\n",
+        "total",
+        "    return Money(sum(x.cents for x in xs))\n\n\n" + _MONEY_DONE,
+        "failed",
+        "passed",
+        "strict scoring: the test asked for == of a Money object",
+    ),
     "a skeleton's __hash__ the completion fills": (
         _MONEY + 'def unique(xs):\n    """distinct amounts"""\n',
         "def check(candidate):\n    assert len(set(candidate([Money(1), Money(1)]))) == 1\n",
