@@ -55,7 +55,7 @@ if __name__ == "__main__":
     _bootstrap()
 
 try:
-    from . import checkfork, frames, handles, protocol, session, testrandom, timers, world
+    from . import checkfork, frames, handles, protocol, session, testrandom, timers, unshared, world
     from .channel import Channel
     from .testcode import Capture, Compiled, TestBroken, guarded
 except ImportError:
@@ -66,6 +66,7 @@ except ImportError:
     import session  # type: ignore[no-redef,import-not-found]
     import testrandom  # type: ignore[no-redef,import-not-found]
     import timers  # type: ignore[no-redef,import-not-found]
+    import unshared  # type: ignore[no-redef,import-not-found]
     import world  # type: ignore[no-redef,import-not-found]
     from channel import Channel  # type: ignore[no-redef,import-not-found]
     from testcode import (  # type: ignore[no-redef,import-not-found]
@@ -99,14 +100,22 @@ def _reason(exc: BaseException) -> str:
     return (f"{name}: {text}" if text else name)[:500]
 
 
-def _failure(exc: BaseException) -> str:
+def _failure(exc: BaseException, changed: list[str]) -> str:
     """The reason for a failed check: a refusal the test's own runner caught
-    on the way (see `handles.Refused`) comes first."""
+    on the way (see `handles.Refused`) comes first; else, if the test
+    changed state that stays in its own process (`unshared`), that is named
+    before the exception."""
     reason = _reason(exc)
     first = handles.Refused.first
-    if first is None or isinstance(exc, handles.Refused):
-        return reason
-    return f"{first} (then {reason})"[:500]
+    if first is not None and not isinstance(exc, handles.Refused):
+        return f"{first} (then {reason})"[:500]
+    if changed and not isinstance(exc, handles.Refused):
+        what = ", ".join(changed[:4])
+        return (
+            f"strict scoring: the test changed {what}, which the candidate's process "
+            f"does not see (then {reason})"
+        )[:500]
+    return reason
 
 
 class Verifier:
@@ -119,6 +128,7 @@ class Verifier:
         testrandom.watch_random()
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
+        self.unshared = unshared.Unshared()
 
     def judge(self, body: memoryview, fd: int) -> protocol.CheckResult:
         """In a check's child: decode the check and run it on channel `fd`."""
@@ -168,6 +178,7 @@ class Verifier:
         }
         random.setstate(self.random_state)
         state = world.World()  # before the test runs: what it changes is handed over
+        self.unshared = unshared.Unshared()
         try:
             if code.prelude is not None:
                 exec(code.prelude, scope)
@@ -283,7 +294,7 @@ class Verifier:
             return result("error", str(exc)[:500])
         except BaseException as exc:
             timers.disarm()  # the verdict is in: no late CPU signal inside _reason
-            return result("failed", _failure(exc))
+            return result("failed", _failure(exc, self.unshared.changed()))
         return result("passed")
 
 
