@@ -140,14 +140,14 @@ async def one_run(name: str, seed: int, root: Path, overrides: dict[str, Any]) -
         summary = await evaluate(spec, pool_factory=lambda _c: ScriptedExecutor(size=2))
         wall = time.perf_counter() - t0
     return {
-        "ratio": _ratio(fake, fake_cfg, requests),
+        "ratio": achieved_ratio(fake, fake_cfg, requests),
         "share_429": fake.rate_limited / max(1, fake.requests),
         "wall_s": wall,
         "lost": summary.counts.get("infra_error", 0),
     }
 
 
-def _ratio(fake: FakeOpenAI, cfg: FakeConfig, requests: int) -> float:
+def achieved_ratio(fake: FakeOpenAI, cfg: FakeConfig, requests: int) -> float:
     """Achieved over allowed (see the module docstring)."""
     if cfg.tpm:
         start, end = fake.accepted_at[0], fake.usage_at[-1][0]
