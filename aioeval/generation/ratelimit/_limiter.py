@@ -218,6 +218,8 @@ class RateLimiter:
             self.quiet_s = pause = min(self.quiet_intervals * interval, self.max_quiet_s)
         self.paused_until = max(self.paused_until, now + min(pause, self.patience_s))
         self.pace.resumed = self.paused_until
+        if lowered:
+            self.pace.learner.pause_s = min(pause, self.max_quiet_s)
         self.probing = True
         return "rate"
 

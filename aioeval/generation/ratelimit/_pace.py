@@ -6,12 +6,16 @@ limit the headers state (``limit-requests`` / 60, at HINT_MARGIN) and the
 rate `Learner` keeps from 429s. With none of them requests are not paced,
 and only the parallel limit (`_parallel.ParallelCap`) holds them back.
 
-`Learner` is additive increase, multiplicative decrease with a memory: a
-rate 429 remembers the level refused (the pace, or what was accepted if far
-less) and drops the pace to BACKOFF of it; the pace climbs back by CLIMB of
-that level per second up to TARGET of it, and only after QUIET_S without a
-429 climbs past it at the same slope. Before any paced request was refused
-there is no level to remember, and the pace grows by GROWTH per second.
+`Learner` reads a rate 429 as "the budget was empty just now", not as "the
+limit is below what got through": on a key other clients also use, their
+bursts empty it at any pace. It remembers the pace refused as the level and
+drops the pace to BACKOFF of it, but never below the rate the endpoint
+delivered just before (what got through is a floor under the limit, as in
+TCP BBR); then it climbs back along a cubic that is at the level again
+after CLIMB_SENDS sends' time and keeps rising past it, so a limit that was
+only briefly out of reach is found again in seconds (as botocore's adaptive
+retry mode does). Before any paced request was refused there is no level to
+remember, and the pace grows by GROWTH per second.
 """
 
 from __future__ import annotations
@@ -31,16 +35,16 @@ server's budget, drained by the overshoot, refills at a fifth of its rate,
 while a single refusal costs a few percent of a run. Accepted at under this
 share of the pace, the sends were held back by something else (the parallel
 limit), and what was accepted is the level."""
-CLIMB = 0.02
-"""The pace climbs back by this share of the refused level per second:
-from BACKOFF to TARGET in under ten seconds, and slowly enough that a climb
-past a limit drains only a request or two of a bucket before it is refused."""
-TARGET = 0.97
-"""The climb stops at this share of the remembered level: the level itself
-drained the server's budget."""
-QUIET_S = 60.0
-"""After this long without a rate 429 the remembered level is tried again
-(limits are per minute: one 429 a minute is the price of finding a raise)."""
+CLIMB_SENDS = 20.0
+"""The cubic climb is back at the level after this many sends' time at the
+level, or this many of the last refusal's pauses if longer (and as far above
+it again after as long): on a key of one's own, one refusal per climb is
+one in twenty requests and a twentieth of the time paused, while at a few
+requests a second and bare 429s the level is back within seconds."""
+FLOOR_S = 30.0
+"""The floor is the most delivered in any episode this recent: a refusal
+that someone else's burst caused, or a pause, leaves one episode short, not
+the limit lower; half a minute, for a stated limit is per minute."""
 GROWTH = 0.2
 """With no refused pace known (the first 429 came while unpaced), the pace
 grows by this share per second: the rate measured then is only a first guess."""
@@ -58,7 +62,7 @@ class Learner:
 
     def __init__(self) -> None:
         self.start: float | None = None
-        """The pace right after the last lowering."""
+        """The pace right after the last lowering (the floor until the next)."""
         self.level: float | None = None
         """The remembered refused level (None: no paced request refused yet)."""
         self.since = -math.inf
@@ -67,6 +71,10 @@ class Learner:
         """When one sent after the lowering first succeeded (not in a pause)."""
         self.last_429 = -math.inf
         self.served = True  # one sent after the last lowering has succeeded
+        self.pause_s = 0.0
+        """The pause the last refusal cost everyone."""
+        self.delivered: deque[tuple[float, float]] = deque()
+        """(when, rate) delivered in each episode of the last FLOOR_S."""
 
     def rate(self, now: float) -> float | None:
         if self.start is None:
@@ -74,9 +82,17 @@ class Learner:
         dt = 0.0 if self.climb_from is None else max(0.0, now - self.climb_from)
         if self.level is None:
             return self.start * math.exp(math.log1p(GROWTH) * dt)
-        climbed = self.start + CLIMB * self.level * dt
-        ceiling = (TARGET + CLIMB * max(0.0, now - self.last_429 - QUIET_S)) * self.level
-        return max(self.start, min(climbed, ceiling))
+        k = CLIMB_SENDS * max(1.0 / self.level, self.pause_s)
+        cubic = self.level * (1.0 - (1.0 - BACKOFF) * ((k - dt) / k) ** 3)
+        return max(self.start, cubic)
+
+    def _floor(self, now: float, delivered: float | None) -> float:
+        """The most delivered in any episode of the last FLOOR_S."""
+        if delivered is not None:
+            self.delivered.append((now, delivered))
+        while self.delivered and self.delivered[0][0] < now - FLOOR_S:
+            self.delivered.popleft()
+        return max((rate for _, rate in self.delivered), default=0.0)
 
     def on_success(self, sent_at: float, now: float) -> None:
         if sent_at >= self.since and not self.served:
@@ -84,21 +100,29 @@ class Learner:
             self.climb_from = now
 
     def on_refused(
-        self, sent_at: float, now: float, paced: float | None, accepted: float | None
+        self,
+        sent_at: float,
+        now: float,
+        paced: float | None,
+        accepted: float | None,
+        delivered: float | None = None,
     ) -> bool:
         """A rate 429 for a request sent at ``sent_at`` under the pace
         ``paced`` (None: unpaced) while the endpoint accepted ``accepted``
-        requests per second (None: too few to tell). Returns whether the pace
-        was lowered: once per episode, so not for requests sent before the
-        last lowering, nor again before one sent after it has succeeded."""
+        requests per second (None: too few to tell) and ``delivered`` since
+        the last lowering. Returns whether the pace was lowered: once per
+        episode, so not for requests sent before the last lowering, nor again
+        before one sent after it has succeeded."""
         self.last_429 = now
         if sent_at < self.since or not self.served:
             return False
         if paced is not None:
-            self.level = accepted if accepted is not None and accepted < BACKOFF * paced else paced
-            self.start = BACKOFF * self.level
-        elif accepted is not None:
-            self.start = BACKOFF * accepted
+            level = accepted if accepted is not None and accepted < BACKOFF * paced else paced
+            floor = self._floor(now, delivered)
+            self.level = floor if BACKOFF * level <= floor < level else level
+            self.start = max(BACKOFF * self.level, min(floor, self.level))
+        elif accepted is not None or delivered:
+            self.start = BACKOFF * (accepted or delivered or 0.0)
         else:
             return False
         self.since, self.climb_from, self.served = now, None, False
@@ -154,11 +178,22 @@ class Pace:
         count = len(sent) - sum(sent[0] <= t < at for t in self.refused)
         return count / (at - sent[0]) if count > 0 else None
 
+    def delivered(self, at: float) -> float | None:
+        """Requests per second the endpoint let through from the last lowering
+        (or the first send) to ``at`` (None: less than MIN_SPAN_S). The budget
+        was empty at that refusal, so this is what the limit refilled, less
+        what other clients took: never above the limit."""
+        begin = max(self.learner.since, self.sent[0] if self.sent else at)
+        if at - begin < MIN_SPAN_S:
+            return None
+        sent = sum(begin <= t < at for t in self.sent)
+        return (sent - sum(begin <= t < at for t in self.refused)) / (at - begin)
+
     def on_refused(self, sent_at: float, now: float) -> bool:
         """A rate 429; returns whether the pace was lowered."""
-        accepted = self.accepted(sent_at)
+        accepted, delivered = self.accepted(sent_at), self.delivered(sent_at)
         self.refused.append(sent_at)
-        lowered = self.learner.on_refused(sent_at, now, self.rate(sent_at), accepted)
+        lowered = self.learner.on_refused(sent_at, now, self.rate(sent_at), accepted, delivered)
         if (interval := self.interval_s(now)) is not None:
             self.due = max(self.due, now + interval)  # the next send, a full interval on
         return lowered
