@@ -7,15 +7,13 @@ rate `Learner` keeps from 429s. With none of them requests are not paced,
 and only the parallel limit (`_parallel.ParallelCap`) holds them back.
 
 `Learner` reads a rate 429 as "the budget was empty just now", not as "the
-limit is below what got through": on a key other clients also use, their
-bursts empty it at any pace. It remembers the pace refused as the level and
-drops the pace to BACKOFF of it, but never below the rate the endpoint
-delivered just before (what got through is a floor under the limit, as in
-TCP BBR); then it climbs back along a cubic that is at the level again
-after CLIMB_SENDS sends' time and keeps rising past it, so a limit that was
-only briefly out of reach is found again in seconds (as botocore's adaptive
-retry mode does). Before any paced request was refused there is no level to
-remember, and the pace grows by GROWTH per second.
+limit is below what got through" (on a shared key other clients empty it at
+any pace). The pace drops to BACKOFF of the pace refused, but never below
+the best rate delivered between refusals in the last FLOOR_S (a floor under
+the limit, as in TCP BBR), and levels off there; then it climbs along a
+cubic, back at the refused pace after CLIMB_SENDS sends and past it after as
+long again (as botocore's adaptive retry mode). Before any paced request
+was refused there is no level, and the pace grows by GROWTH per second.
 """
 
 from __future__ import annotations
@@ -30,21 +28,20 @@ shortest gap is 3/4 of an interval)."""
 HINT_MARGIN = 0.99
 """Pace at this share of a limit the headers state: arrivals bunch on the way."""
 BACKOFF = 0.8
-"""After a 429, the pace drops to this share of the refused level: the
-server's budget, drained by the overshoot, refills at a fifth of its rate,
-while a single refusal costs a few percent of a run. Accepted at under this
-share of the pace, the sends were held back by something else (the parallel
-limit), and what was accepted is the level."""
+"""After a 429 with nothing delivered to go by, the pace drops to this share
+of the pace refused: the budget, drained by the overshoot, refills at a
+fifth of its rate, while one refusal costs a few percent of a run. Sends
+accepted at under this share of the pace were held back by something else
+(the parallel limit), and what was accepted is the level."""
 CLIMB_SENDS = 20.0
-"""The cubic climb is back at the level after this many sends' time at the
-level, or this many of the last refusal's pauses if longer (and as far above
-it again after as long): on a key of one's own, one refusal per climb is
-one in twenty requests and a twentieth of the time paused, while at a few
-requests a second and bare 429s the level is back within seconds."""
+"""The climb is back at the level after this many sends' time at the level,
+or this many of the last refusal's pauses if longer: on a key of one's own
+a refusal per climb is one request in twenty and a twentieth of the time
+paused, while at a few requests a second the level is back in seconds."""
 FLOOR_S = 30.0
-"""The floor is the most delivered in any episode this recent: a refusal
-that someone else's burst caused, or a pause, leaves one episode short, not
-the limit lower; half a minute, for a stated limit is per minute."""
+"""The floor is the best rate delivered in any episode this recent: a burst
+of someone else's or a pause makes one episode short, not the limit lower;
+half a minute, for limits are stated per minute."""
 GROWTH = 0.2
 """With no refused pace known (the first 429 came while unpaced), the pace
 grows by this share per second: the rate measured then is only a first guess."""
@@ -53,7 +50,7 @@ ACCEPTED_OF = 10
 WINDOW_S = 10.0
 """... within this long, after the last pause ..."""
 MIN_SPAN_S = 0.2
-"""... and over at least this long."""
+"""... and over at least this long (the delivered rate too)."""
 
 
 class Learner:
@@ -61,20 +58,14 @@ class Learner:
     docstring), None until a 429 that could be measured."""
 
     def __init__(self) -> None:
-        self.start: float | None = None
-        """The pace right after the last lowering (the floor until the next)."""
-        self.level: float | None = None
-        """The remembered refused level (None: no paced request refused yet)."""
-        self.since = -math.inf
-        """When the pace was last lowered."""
-        self.climb_from: float | None = None
-        """When one sent after the lowering first succeeded (not in a pause)."""
+        self.start: float | None = None  # the pace right after the last lowering
+        self.level: float | None = None  # the refused level (None: none paced yet)
+        self.since = -math.inf  # when the pace was last lowered
+        self.climb_from: float | None = None  # when one sent since first succeeded
         self.last_429 = -math.inf
         self.served = True  # one sent after the last lowering has succeeded
-        self.pause_s = 0.0
-        """The pause the last refusal cost everyone."""
-        self.delivered: deque[tuple[float, float]] = deque()
-        """(when, rate) delivered in each episode of the last FLOOR_S."""
+        self.pause_s = 0.0  # the pause the last lowering cost everyone
+        self.delivered: deque[tuple[float, float]] = deque()  # (when, rate) per episode
 
     def rate(self, now: float) -> float | None:
         if self.start is None:
@@ -83,11 +74,10 @@ class Learner:
         if self.level is None:
             return self.start * math.exp(math.log1p(GROWTH) * dt)
         k = CLIMB_SENDS * max(1.0 / self.level, self.pause_s)
-        cubic = self.level * (1.0 - (1.0 - BACKOFF) * ((k - dt) / k) ** 3)
-        return max(self.start, cubic)
+        return max(self.start, self.level * (1.0 - (1.0 - BACKOFF) * ((k - dt) / k) ** 3))
 
-    def _floor(self, now: float, delivered: float | None) -> float:
-        """The most delivered in any episode of the last FLOOR_S."""
+    def floor(self, now: float, delivered: float | None) -> float:
+        """The best rate delivered in any episode of the last FLOOR_S."""
         if delivered is not None:
             self.delivered.append((now, delivered))
         while self.delivered and self.delivered[0][0] < now - FLOOR_S:
@@ -100,25 +90,21 @@ class Learner:
             self.climb_from = now
 
     def on_refused(
-        self,
-        sent_at: float,
-        now: float,
-        paced: float | None,
-        accepted: float | None,
-        delivered: float | None = None,
+        self, sent_at: float, now: float, paced: float | None, seen: tuple[float | None, ...]
     ) -> bool:
         """A rate 429 for a request sent at ``sent_at`` under the pace
-        ``paced`` (None: unpaced) while the endpoint accepted ``accepted``
-        requests per second (None: too few to tell) and ``delivered`` since
-        the last lowering. Returns whether the pace was lowered: once per
-        episode, so not for requests sent before the last lowering, nor again
-        before one sent after it has succeeded."""
+        ``paced`` (None: unpaced); ``seen`` is the rate the endpoint accepted
+        just before and the rate delivered since the last lowering (None: too
+        few to tell). Returns whether the pace was lowered: once per episode,
+        so not for requests sent before the last lowering, nor again before
+        one sent after it has succeeded."""
+        accepted, delivered = seen
         self.last_429 = now
         if sent_at < self.since or not self.served:
             return False
         if paced is not None:
             level = accepted if accepted is not None and accepted < BACKOFF * paced else paced
-            floor = self._floor(now, delivered)
+            floor = self.floor(now, delivered)
             self.level = floor if BACKOFF * level <= floor < level else level
             self.start = max(BACKOFF * self.level, min(floor, self.level))
         elif accepted is not None or delivered:
@@ -134,16 +120,12 @@ class Pace:
 
     def __init__(self, now: float, rpm: float | None) -> None:
         self.fixed = rpm / 60.0 if rpm else None
-        self.hinted: float | None = None
-        """The limit the headers state (req/s), before HINT_MARGIN."""
+        self.hinted: float | None = None  # the limit the headers state (req/s)
         self.learner = Learner()
-        self.due = now
-        """When the next send is due at the pace."""
+        self.due = now  # when the next send is due at the pace
         self.sent: deque[float] = deque(maxlen=1024)
-        self.refused: deque[float] = deque(maxlen=1024)
-        """Send times of requests answered with a rate 429."""
-        self.resumed = -math.inf
-        """When the last pause ended: the accepted rate is counted from then."""
+        self.refused: deque[float] = deque(maxlen=1024)  # send times of rate 429s
+        self.resumed = -math.inf  # the last pause's end
 
     def rate(self, now: float) -> float | None:
         hinted = self.hinted
@@ -166,23 +148,26 @@ class Pace:
             self.due = max(self.due, now - SLACK * interval) + interval
         self.sent.append(now)
 
-    def accepted(self, at: float) -> float | None:
-        """Requests per second the endpoint accepted just before ``at``: of
-        the last ACCEPTED_OF sends in the window, those not refused, over the
-        time since the first of them (None: too few to tell). What was sent,
-        not the pace: a pace that concurrency kept from binding says nothing."""
-        begin = max(at - WINDOW_S, self.resumed)
-        sent = [t for t in self.sent if begin <= t < at][-ACCEPTED_OF:]
+    def _through(self, sent: list[float], at: float) -> float | None:
+        """Of ``sent`` (send times from the first on), those not refused, per second."""
         if len(sent) < 2 or at - sent[0] < MIN_SPAN_S:
             return None
         count = len(sent) - sum(sent[0] <= t < at for t in self.refused)
-        return count / (at - sent[0]) if count > 0 else None
+        return count / (at - sent[0])
+
+    def accepted(self, at: float) -> float | None:
+        """Requests per second the endpoint accepted just before ``at``, over
+        the last ACCEPTED_OF sends in the window (None: too few to tell). What
+        was sent, not the pace: a pace that concurrency kept from binding
+        says nothing."""
+        begin = max(at - WINDOW_S, self.resumed)
+        rate = self._through([t for t in self.sent if begin <= t < at][-ACCEPTED_OF:], at)
+        return rate or None
 
     def delivered(self, at: float) -> float | None:
         """Requests per second the endpoint let through from the last lowering
-        (or the first send) to ``at`` (None: less than MIN_SPAN_S). The budget
-        was empty at that refusal, so this is what the limit refilled, less
-        what other clients took: never above the limit."""
+        (or the first send) to ``at``. The budget was empty at that refusal,
+        so this is what the limit refilled less what other clients took."""
         begin = max(self.learner.since, self.sent[0] if self.sent else at)
         if at - begin < MIN_SPAN_S:
             return None
@@ -191,9 +176,9 @@ class Pace:
 
     def on_refused(self, sent_at: float, now: float) -> bool:
         """A rate 429; returns whether the pace was lowered."""
-        accepted, delivered = self.accepted(sent_at), self.delivered(sent_at)
+        seen = (self.accepted(sent_at), self.delivered(sent_at))
         self.refused.append(sent_at)
-        lowered = self.learner.on_refused(sent_at, now, self.rate(sent_at), accepted, delivered)
+        lowered = self.learner.on_refused(sent_at, now, self.rate(sent_at), seen)
         if (interval := self.interval_s(now)) is not None:
             self.due = max(self.due, now + interval)  # the next send, a full interval on
         return lowered
