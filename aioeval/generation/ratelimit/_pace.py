@@ -6,14 +6,10 @@ limit the headers state (``limit-requests`` / 60, at HINT_MARGIN) and the
 rate `Learner` keeps from 429s. With none of them requests are not paced,
 and only the parallel limit (`_parallel.ParallelCap`) holds them back.
 
-`Learner` reads a rate 429 as "the budget was empty just now", not as "the
-limit is below what got through" (on a shared key other clients empty it at
-any pace). The pace drops to BACKOFF of the pace refused, but never below
-the best rate delivered between refusals in the last FLOOR_S (a floor under
-the limit, as in TCP BBR), and levels off there; then it climbs along a
-cubic, back at the refused pace after CLIMB_SENDS sends and past it after as
-long again (as botocore's adaptive retry mode). Before any paced request
-was refused there is no level, and the pace grows by GROWTH per second.
+`Learner` reads a rate 429 as "the budget was empty just now", not "the
+limit is below what got through" (docs/rate-control.md): the pace never
+drops below the best rate delivered lately, and a cubic climb passes the
+refused pace within seconds and probes past it.
 """
 
 from __future__ import annotations
@@ -93,11 +89,10 @@ class Learner:
         self, sent_at: float, now: float, paced: float | None, seen: tuple[float | None, ...]
     ) -> bool:
         """A rate 429 for a request sent at ``sent_at`` under the pace
-        ``paced`` (None: unpaced); ``seen`` is the rate the endpoint accepted
-        just before and the rate delivered since the last lowering (None: too
-        few to tell). Returns whether the pace was lowered: once per episode,
-        so not for requests sent before the last lowering, nor again before
-        one sent after it has succeeded."""
+        ``paced`` (None: unpaced), ``seen`` the rates accepted just before and
+        delivered since the last lowering (None: too few to tell). Whether the
+        pace was lowered: once per episode, so not for one sent before the
+        last lowering, nor again before one sent since has succeeded."""
         accepted, delivered = seen
         self.last_429 = now
         if sent_at < self.since or not self.served:
@@ -137,8 +132,7 @@ class Pace:
         return min(known) if known else None
 
     def interval_s(self, now: float) -> float | None:
-        rate = self.rate(now)
-        return None if rate is None else 1.0 / rate
+        return None if (rate := self.rate(now)) is None else 1.0 / rate
 
     def wait_s(self, now: float) -> float:
         return 0.0 if self.rate(now) is None else self.due - now
@@ -152,14 +146,12 @@ class Pace:
         """Of ``sent`` (send times from the first on), those not refused, per second."""
         if len(sent) < 2 or at - sent[0] < MIN_SPAN_S:
             return None
-        count = len(sent) - sum(sent[0] <= t < at for t in self.refused)
-        return count / (at - sent[0])
+        return (len(sent) - sum(sent[0] <= t < at for t in self.refused)) / (at - sent[0])
 
     def accepted(self, at: float) -> float | None:
-        """Requests per second the endpoint accepted just before ``at``, over
-        the last ACCEPTED_OF sends in the window (None: too few to tell). What
-        was sent, not the pace: a pace that concurrency kept from binding
-        says nothing."""
+        """Requests per second accepted just before ``at``, over the last
+        ACCEPTED_OF sends in the window (None: too few to tell): what was
+        sent, not the pace, which concurrency may have kept from binding."""
         begin = max(at - WINDOW_S, self.resumed)
         rate = self._through([t for t in self.sent if begin <= t < at][-ACCEPTED_OF:], at)
         return rate or None
