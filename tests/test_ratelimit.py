@@ -520,6 +520,28 @@ async def test_a_shared_key_and_slow_answers_lose_no_sample() -> None:
 
 @pytest.mark.anyio
 @asyncio_only
+@pytest.mark.parametrize(
+    ("rpm", "burst", "others_rpm"), [(300, 2, 100), (240, 1, 48), (300, 5, 100)]
+)
+async def test_a_shared_key_keeps_most_of_what_the_other_client_leaves(
+    rpm: int, burst: int, others_rpm: int
+) -> None:
+    """Another client's bursts empty a small bucket at any pace: the 429s
+    they cause must not ratchet the pace down, in any seed, and the 429s
+    stay a fraction of what a plain retrier draws (about one per request)."""
+    for seed in SEEDS:
+        server = Server(
+            FakeClock(), seed, rpm=rpm, burst=burst, dialect="none", others_rpm=others_rpm
+        )
+        await closed_loop(server, 164, max_concurrency=10)
+        span = server.accepted[-1] - server.accepted[0]
+        left = rpm - server.limits.others_taken / span * 60.0
+        assert server.rpm() >= 0.75 * left
+        assert server.refused <= 0.2 * 164
+
+
+@pytest.mark.anyio
+@asyncio_only
 async def test_a_per_minute_window_with_retry_after_is_waited_out_once_per_window() -> None:
     """60 a fixed minute, 121 requests: the best run spans two minutes; the
     pause lasts until the window ends, so each window costs a 429 or a few
