@@ -23,7 +23,8 @@ cap on requests in flight (``--max-connections``: inspect's
 
 Every figure is counted at the server: ``wall_s`` from the first
 request to the last answer (neither side's start-up), ``n_429`` and
-``share_429`` 429s (over generation requests), ``share_left`` the rate
+``share_429`` 429s (over generation requests), ``tokens`` the usage
+reported (each side words its prompts its own way), ``share_left`` the rate
 achieved over what the shape allows (``rate_shapes``' ratio: on a shared key,
 the rate less what the other client took), ``unanswered`` prompts the
 server never answered and ``aborted`` requests let through whose answer was
@@ -97,6 +98,7 @@ def figures(
         "n_429": fake.rate_limited,
         "share_429": fake.rate_limited / max(1, fake.requests),
         "share_left": achieved_ratio(fake, cfg, prompts),
+        "tokens": fake.tokens,
         "unanswered": prompts - len(served.prompts),
         "aborted": len(fake.accepted_at) - fake.served,
         "max_in_flight": fake.max_in_flight,
@@ -189,6 +191,7 @@ def side(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "n_429": spread([r["n_429"] for r in runs], 0),
         "share_429": spread([r["share_429"] for r in runs], 3),
         "share_left": spread([r["share_left"] for r in runs], 3),
+        "tokens": spread([r["tokens"] for r in runs], 0),
         "requests": spread([r["requests"] for r in runs], 0),
         "unanswered": sum(r["unanswered"] for r in runs),
         "aborted": sum(r["aborted"] for r in runs),
