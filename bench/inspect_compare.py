@@ -1,35 +1,38 @@
-"""aioeval against inspect_ai on a rate limit neither is told: 164 HumanEval
-prompts, one completion each, generation only, against the fake OpenAI server
-(`aioeval.testing.fake_openai`) on 127.0.0.1 limiting 240 rpm (bucket, burst
-2, answers after 0.15-0.45 s).
+"""aioeval against inspect_ai on every limit shape of ``bench/rate_shapes.py``
+that neither is told (``told`` tells aioeval only): HumanEval prompts, one
+completion each, generation only, against the fake OpenAI server
+(`aioeval.testing.fake_openai`) on 127.0.0.1.
 
 inspect_ai runs from another interpreter (``--inspect-python``, with the
 ``inspect-ai`` and ``openai`` packages installed), as a user runs it: the
 ``inspect eval`` CLI on a task file written to a temporary directory (the
-164 prompts as user messages, the ``generate()`` solver, no scorer), model
+shape's prompts as user messages, the ``generate()`` solver, no scorer), model
 ``openai/fake-model``, ``--model-base-url`` at the fake, a dummy
 ``OPENAI_API_KEY``, its retry settings left at their defaults. Its
 proxy variables point at a closed port on 127.0.0.1 (``NO_PROXY`` the fake),
 so nothing it might fetch leaves the machine. aioeval runs the engine's
 llm-endpoint generation with a no-op sandbox (`ScriptedExecutor`), as
-``bench/rate_shapes.py`` does, no rate limit told. Both sides get the same
+``bench/rate_shapes.py`` does. Both sides get the same
 cap on requests in flight (``--max-connections``: inspect's
 ``--max-connections``, aioeval's ``target.rate_limit.max_concurrency``);
 ``--inspect-defaults`` leaves inspect's connection settings alone instead
 (its adaptive concurrency, 10-100 from 20).
 
-    python bench/inspect_compare.py --inspect-python /path/to/venv/bin/python
+    python bench/inspect_compare.py --inspect-python /path/to/venv/bin/python \
+        [--only shared,shared-b2] [--heldout]
 
-Two limit variants: ``none`` (bare 429s, no rate headers) and ``openai``
-(``x-ratelimit-*`` on every answer, ``Retry-After`` and ``retry-after-ms`` on
-429s). Every figure is counted at the server: ``wall_s`` from the first
-request to the last answer (neither side's start-up), ``share_429`` 429s
-over generation requests, ``unanswered`` prompts the server never answered
-and ``aborted`` requests let through whose answer was never sent;
-``process_s`` is each side's own run (aioeval's evaluate(), inspect's
-process with its start-up). Per variant, one JSON line: each side's median
-and [min, max] over the seeds (the fake's latency draws), and the ratios of
-the medians (aioeval over inspect).
+Every figure is counted at the server: ``wall_s`` from the first
+request to the last answer (neither side's start-up), ``n_429`` and
+``share_429`` 429s (over generation requests), ``tokens`` the usage
+reported (each side words its prompts its own way), ``share_left`` the rate
+achieved over what the shape allows (``rate_shapes``' ratio: on a shared key,
+the rate less what the other client took), ``unanswered`` prompts the
+server never answered and ``aborted`` requests let through whose answer was
+never sent; ``process_s`` is each side's own run (aioeval's evaluate(),
+inspect's process with its start-up). Per shape, one JSON line: each side's
+median and [min, max] over the seeds (the fake's draws), and the ratios of
+the medians (aioeval over inspect); the target is ``ratio_wall`` <= 1 and
+``ratio_429`` <= 0.5.
 """
 
 from __future__ import annotations
@@ -39,10 +42,11 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any
 
 import anyio
 
@@ -50,13 +54,12 @@ from aioeval.config import decode_config
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites.human_eval import load_problems
 from aioeval.testing.executors import ScriptedExecutor
-from aioeval.testing.fake_limits import Dialect
 from aioeval.testing.fake_openai import Answerer, FakeConfig, FakeOpenAI, human_eval_answers
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rate_shapes import HELDOUT, HELDOUT_FIRST_SEED, LATENCY, RETRY, SHAPES, achieved_ratio
+
 PROBLEMS = load_problems()
-RETRY = {"max_attempts": 4, "backoff_base_s": 0.2, "backoff_max_s": 5.0}  # as rate_shapes
-LATENCY = (0.15, 0.45)
-HINTS = ("none", "openai")
 MODEL = "fake-model"
 
 TASK = """\
@@ -86,57 +89,68 @@ class Served:
         return self.inner(text, sample)
 
 
-def figures(fake: FakeOpenAI, served: Served, process_s: float) -> dict[str, Any]:
+def figures(
+    fake: FakeOpenAI, cfg: FakeConfig, served: Served, prompts: int, process_s: float
+) -> dict[str, Any]:
     return {
         "wall_s": served.last - fake.accepted_at[0] if fake.accepted_at else float("nan"),
         "requests": fake.requests,
         "n_429": fake.rate_limited,
         "share_429": fake.rate_limited / max(1, fake.requests),
-        "unanswered": len(PROBLEMS) - len(served.prompts),
+        "share_left": achieved_ratio(fake, cfg, prompts),
+        "tokens": fake.tokens,
+        "unanswered": prompts - len(served.prompts),
         "aborted": len(fake.accepted_at) - fake.served,
         "max_in_flight": fake.max_in_flight,
         "process_s": process_s,
     }
 
 
-def fake_config(hints: str, seed: int) -> FakeConfig:
-    if hints not in get_args(Dialect):
-        raise SystemExit(f"--hints: {hints!r} is none of {', '.join(get_args(Dialect))}")
-    dialect = cast(Dialect, hints)
-    return FakeConfig(rpm=240, burst=2, latency_s=LATENCY, hints=dialect, seed=seed)
+def shape_of(name: str) -> dict[str, Any]:
+    return {**SHAPES, **HELDOUT}[name]
 
 
-async def run_aioeval(args: argparse.Namespace, hints: str, seed: int) -> dict[str, Any]:
+def fake_config(name: str, seed: int) -> FakeConfig:
+    return FakeConfig(**{"latency_s": LATENCY, **shape_of(name)["fake"], "seed": seed})
+
+
+async def run_aioeval(args: argparse.Namespace, name: str, seed: int) -> dict[str, Any]:
     served = Served(human_eval_answers(PROBLEMS))
-    async with FakeOpenAI(fake_config(hints, seed), served) as fake:
+    prompts = shape_of(name).get("requests", len(PROBLEMS))
+    cfg_fake = fake_config(name, seed)
+    async with FakeOpenAI(cfg_fake, served) as fake:
+        limit = {**shape_of(name).get("rate_limit", {}), "max_concurrency": args.max_connections}
         target = {
             "mode": "runtime",
             "endpoint": fake.url,
             "model": MODEL,
             "use_n": False,
-            "rate_limit": {"max_concurrency": args.max_connections},
+            "rate_limit": limit,
         }
         params = {
             "allow_code_execution": True,
             "dedup": False,
+            "limit": prompts,
             "retry": RETRY,
             "sandbox": {"isolation": "minimal"},  # the no-op executor runs nothing
         }
         cfg = decode_config({"target": target, "params": params})
-        out_dir = args.work / f"aioeval-{hints}-{seed}"
+        out_dir = args.work / f"aioeval-{name}-{seed}"
         spec = RunSpec(
             benchmark="human-eval", platform="llm-endpoint", config=cfg, out_dir=str(out_dir)
         )
         t0 = time.perf_counter()
         await evaluate(spec, pool_factory=lambda _c: ScriptedExecutor(size=2))
         process_s = time.perf_counter() - t0
-    return figures(fake, served, process_s)
+    return figures(fake, cfg_fake, served, prompts, process_s)
 
 
-async def run_inspect(args: argparse.Namespace, hints: str, seed: int) -> dict[str, Any]:
+async def run_inspect(args: argparse.Namespace, name: str, seed: int) -> dict[str, Any]:
     served = Served(human_eval_answers(PROBLEMS))
-    log_dir = args.work / f"inspect-{hints}-{seed}"
-    async with FakeOpenAI(fake_config(hints, seed), served) as fake:
+    prompts = shape_of(name).get("requests", len(PROBLEMS))
+    log_dir = args.work / f"inspect-{name}-{seed}"
+    cfg_fake = fake_config(name, seed)
+    async with FakeOpenAI(cfg_fake, served) as fake:
         trap = "http://127.0.0.1:9"  # closed: a fetch from elsewhere fails here
         env = dict(os.environ, OPENAI_API_KEY="dummy", INSPECT_LOG_DIR=str(log_dir))
         env.update(HTTP_PROXY=trap, HTTPS_PROXY=trap, ALL_PROXY=trap, NO_PROXY="127.0.0.1")
@@ -147,6 +161,7 @@ async def run_inspect(args: argparse.Namespace, hints: str, seed: int) -> dict[s
             "--model", f"openai/{MODEL}", "--model-base-url", fake.url,
             "-M", "responses_api=false",  # the fake serves chat completions, not /responses
             "--display", "none", "--log-dir", str(log_dir), "--log-format", "json",
+            "--limit", str(prompts),
         ]  # fmt: skip
         if not args.inspect_defaults:
             cmd += ["--max-connections", str(args.max_connections)]
@@ -161,7 +176,7 @@ async def run_inspect(args: argparse.Namespace, hints: str, seed: int) -> dict[s
         why = (status.get("error") or {}).get("message") or (proc.stderr or proc.stdout)
         why = why if isinstance(why, str) else why.decode(errors="replace")[-2000:]
         raise SystemExit(f"inspect eval failed ({proc.returncode}): {' '.join(cmd)}\n{why}")
-    return figures(fake, served, process_s)
+    return figures(fake, cfg_fake, served, prompts, process_s)
 
 
 def spread(values: list[float], digits: int) -> list[float]:
@@ -175,6 +190,8 @@ def side(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "wall_s": spread([r["wall_s"] for r in runs], 1),
         "n_429": spread([r["n_429"] for r in runs], 0),
         "share_429": spread([r["share_429"] for r in runs], 3),
+        "share_left": spread([r["share_left"] for r in runs], 3),
+        "tokens": spread([r["tokens"] for r in runs], 0),
         "requests": spread([r["requests"] for r in runs], 0),
         "unanswered": sum(r["unanswered"] for r in runs),
         "aborted": sum(r["aborted"] for r in runs),
@@ -190,6 +207,31 @@ def inspect_version(python: str) -> str:
     return f"inspect_ai {inspect_v}, openai {openai_v}"
 
 
+async def compare(args: argparse.Namespace, name: str, versions: str) -> dict[str, Any]:
+    ours: list[dict[str, Any]] = []
+    theirs: list[dict[str, Any]] = []
+    load_before = os.getloadavg()
+    first = HELDOUT_FIRST_SEED if args.heldout else 0
+    for seed in range(first, first + args.seeds):
+        ours.append(await run_aioeval(args, name, seed))
+        theirs.append(await run_inspect(args, name, seed))
+    a, i = side(ours), side(theirs)
+    return {
+        "bench": "inspect_compare",
+        "shape": name,
+        "fake": {k: v for k, v in shape_of(name)["fake"].items()},
+        "max_connections": args.max_connections,
+        "inspect_connections": "its defaults" if args.inspect_defaults else args.max_connections,
+        "seeds": [first, first + args.seeds - 1],
+        "inspect": versions,
+        "aioeval": a,
+        "inspect_ai": i,
+        "ratio_429": round(a["n_429"][0] / i["n_429"][0], 3) if i["n_429"][0] else None,
+        "ratio_wall": round(a["wall_s"][0] / i["wall_s"][0], 3),
+        "loadavg": [round(x, 2) for x in (*load_before[:1], *os.getloadavg()[:1])],
+    }
+
+
 async def main(args: argparse.Namespace) -> None:
     args.work = Path(tempfile.mkdtemp(prefix="aioeval-bench-inspect-"))
     dataset = args.work / "prompts.jsonl"
@@ -197,39 +239,19 @@ async def main(args: argparse.Namespace) -> None:
     dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     (args.work / "task.py").write_text(TASK.format(dataset=str(dataset)))
     versions = inspect_version(args.inspect_python)
-    for hints in args.hints.split(","):
-        ours: list[dict[str, Any]] = []
-        theirs: list[dict[str, Any]] = []
-        load_before = os.getloadavg()
-        for seed in range(args.seeds):
-            ours.append(await run_aioeval(args, hints, seed))
-            theirs.append(await run_inspect(args, hints, seed))
-        a, i = side(ours), side(theirs)
-        row = {
-            "bench": "inspect_compare",
-            "hints": hints,
-            "limit": "240 rpm, bucket, burst 2, not told",
-            "prompts": len(PROBLEMS),
-            "max_connections": args.max_connections,
-            "inspect_connections": "its defaults"
-            if args.inspect_defaults
-            else args.max_connections,
-            "seeds": args.seeds,
-            "inspect": versions,
-            "aioeval": a,
-            "inspect_ai": i,
-            "ratio_429": round(a["n_429"][0] / i["n_429"][0], 3) if i["n_429"][0] else None,
-            "ratio_wall": round(a["wall_s"][0] / i["wall_s"][0], 3),
-            "loadavg": [round(x, 2) for x in (*load_before[:1], *os.getloadavg()[:1])],
-        }
-        print(json.dumps(row), flush=True)
+    names = args.only.split(",") if args.only else list(HELDOUT if args.heldout else SHAPES)
+    for name in names:
+        print(json.dumps(await compare(args, name, versions)), flush=True)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inspect-python", required=True, help="python with inspect-ai installed")
-    parser.add_argument("--seeds", type=int, default=3, help="runs per variant (seeds 0..N-1)")
-    parser.add_argument("--hints", default=",".join(HINTS), help="limit variants: none,openai")
+    parser.add_argument("--seeds", type=int, default=3, help="runs per shape")
+    parser.add_argument("--only", default="", help="comma-separated shapes of rate_shapes.py")
+    parser.add_argument(
+        "--heldout", action="store_true", help="rate_shapes' held-out shapes, seeds"
+    )
     parser.add_argument("--max-connections", type=int, default=10, help="both sides' cap")
     parser.add_argument(
         "--inspect-defaults", action="store_true", help="inspect's own connection settings"

@@ -18,6 +18,12 @@ told to the client unless the shape says so. Shapes (``--only`` picks some):
   ``0``, 429s say nothing.
 - ``tokens``: 60k tokens per minute metered on usage (one second's burst),
   bare 429s; rates in tokens, allowed = 60k tpm.
+- ``shared-*``: more shared keys (``shared_shape``): the bucket's burst (1,
+  2, 5, 10), the share of the rate the other client takes (0.2, 0.33, 0.5),
+  bare 429s or OpenAI's headers, other latencies.
+
+``--heldout`` runs `HELDOUT` instead: shapes and seeds fixed before the rule
+was chosen and never used to choose it (judge on them, do not tune on them).
 
 Per shape and seed (the fake server's draws: latencies, the other client's
 bursts, the headers' lies): the achieved rate, requests per minute at the
@@ -73,8 +79,39 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 
 
+def shared_shape(
+    rpm: int, burst: int, share: float, hints: str, latency_s: tuple[float, float] = LATENCY
+) -> dict[str, Any]:
+    """A key shared with another client taking ``share`` of its ``rpm``."""
+    fake = {"rpm": rpm, "burst": burst, "hints": hints, "others_rpm": share * rpm}
+    return {"fake": {**fake, "latency_s": latency_s}}
+
+
+SHAPES |= {
+    "shared-b1": shared_shape(240, 1, 0.2, "none"),
+    "shared-b2": shared_shape(300, 2, 0.33, "openai"),
+    "shared-b10": shared_shape(600, 10, 0.5, "none", (0.5, 1.5)),
+    "shared-b2-half": shared_shape(120, 2, 0.5, "none"),
+}
+
+HELDOUT_FIRST_SEED = 100
+"""Held-out runs use seeds from here (tuning runs use 0 up)."""
+HELDOUT: dict[str, dict[str, Any]] = {
+    "issue": shared_shape(300, 2, 0.33, "none", (0.3, 0.3)),
+    "h-b1-half-openai": shared_shape(300, 1, 0.5, "openai", (0.5, 1.5)),
+    "h-b1-third": shared_shape(600, 1, 0.33, "none", (0.1, 0.3)),
+    "h-b2-fifth": shared_shape(180, 2, 0.2, "none"),
+    "h-b5-half": shared_shape(240, 5, 0.5, "none", (1.0, 3.0)),
+    "h-b5-fifth-openai": shared_shape(600, 5, 0.2, "openai"),
+    "h-b10-third-openai": shared_shape(300, 10, 0.33, "openai", (0.3, 0.3)),
+    "h-b10-fifth": shared_shape(120, 10, 0.2, "none", (0.5, 2.0)),
+    **{f"h-{name}": SHAPES[name] for name in ("told", "window", "slow", "liar", "tokens")},
+}
+"""Fixed before the rule was chosen; judged on, never tuned on."""
+
+
 async def one_run(name: str, seed: int, root: Path, overrides: dict[str, Any]) -> dict[str, Any]:
-    shape = SHAPES[name]
+    shape = {**SHAPES, **HELDOUT}[name]
     fake_cfg = FakeConfig(**{"latency_s": LATENCY, **shape["fake"], **overrides, "seed": seed})
     requests = shape.get("requests", 164)
     async with FakeOpenAI(fake_cfg, human_eval_answers(PROBLEMS)) as fake:
@@ -103,14 +140,14 @@ async def one_run(name: str, seed: int, root: Path, overrides: dict[str, Any]) -
         summary = await evaluate(spec, pool_factory=lambda _c: ScriptedExecutor(size=2))
         wall = time.perf_counter() - t0
     return {
-        "ratio": _ratio(fake, fake_cfg, requests),
+        "ratio": achieved_ratio(fake, fake_cfg, requests),
         "share_429": fake.rate_limited / max(1, fake.requests),
         "wall_s": wall,
         "lost": summary.counts.get("infra_error", 0),
     }
 
 
-def _ratio(fake: FakeOpenAI, cfg: FakeConfig, requests: int) -> float:
+def achieved_ratio(fake: FakeOpenAI, cfg: FakeConfig, requests: int) -> float:
     """Achieved over allowed (see the module docstring)."""
     if cfg.tpm:
         start, end = fake.accepted_at[0], fake.usage_at[-1][0]
@@ -137,9 +174,10 @@ def spread(values: list[float], digits: int) -> list[float]:
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="aioeval-bench-shapes-"))
-    names = args.only.split(",") if args.only else list(SHAPES)
+    names = args.only.split(",") if args.only else list(HELDOUT if args.heldout else SHAPES)
     overrides = {k: json.loads(v) for k, _, v in (kv.partition("=") for kv in args.set)}
-    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    first = HELDOUT_FIRST_SEED if args.heldout else args.first_seed
+    seeds = range(first, first + args.seeds)
     out: dict[str, Any] = {"bench": "rate_shapes", "seeds": [seeds.start, seeds.stop - 1],
                            "set": overrides, "loadavg_before": os.getloadavg()}  # fmt: skip
     for name in names:
@@ -159,6 +197,7 @@ if __name__ == "__main__":
     parser.add_argument("--only", default="", help=f"comma-separated subset of {','.join(SHAPES)}")
     parser.add_argument("--seeds", type=int, default=5, help="runs per shape")
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first..first+N-1")
+    parser.add_argument("--heldout", action="store_true", help="the held-out shapes and seeds")
     parser.add_argument(
         "--set", action="append", default=[], help="KEY=JSON: a fake server setting to change"
     )

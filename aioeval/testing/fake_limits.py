@@ -82,21 +82,26 @@ class Window:
     def __init__(self, rpm: float, length: float, now: float) -> None:
         self.limit = int(rpm * length / 60.0)
         self.length = length
-        self.start = now
+        self.start: float | None = None
+        """The first window opens at the first request (so a client's start-up
+        does not decide how much of it the client gets)."""
         self.used = 0
 
-    def roll(self, now: float) -> None:
-        if now - self.start >= self.length:
-            self.start += self.length * math.floor((now - self.start) / self.length)
+    def roll(self, now: float) -> float:
+        """The current window's start."""
+        start = now if self.start is None else self.start
+        if now - start >= self.length:
+            start += self.length * math.floor((now - start) / self.length)
             self.used = 0
+        self.start = start
+        return start
 
     def remaining(self, now: float) -> int:
         self.roll(now)
         return max(0, self.limit - self.used)
 
     def reset_s(self, now: float) -> float:
-        self.roll(now)
-        return self.start + self.length - now
+        return self.roll(now) + self.length - now
 
 
 class ServerLimits:

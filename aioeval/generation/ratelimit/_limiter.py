@@ -80,20 +80,18 @@ class RateLimiter:
         self.out: dict[int, Permit] = {}
         self.paused_until = -math.inf
         self.quiet_s = 0.0
+        # Intervals a bare 429's probe waits: doubled if refused again (a budget
+        # metered on usage owes what was in flight), halved if through at once.
         self.quiet_intervals = 1.0
-        """Intervals a bare 429's probe waits: doubled if refused again (a budget
-        metered on usage owes what was in flight), halved if through at once."""
         self.reprobed = False
         self.probing = False
-        self.refused_since: float | None = None
-        """First rate 429 since the last success."""
+        self.refused_since: float | None = None  # the first rate 429 since the last success
         self.refusal_rtt_s = 0.0  # the slowest 429 answer seen
         self._ids = 0
         self._changed = anyio.Event()
+        # Admitted in the order they asked: only the first in line waits on the
+        # limits, so a release wakes one task, not every waiter.
         self._turn = anyio.Lock()
-        """Requests are admitted in the order they asked: only the first in
-        line waits on the limits (a release wakes one task, not every one
-        waiting, which would cost each release a wake-up per waiter)."""
 
     @property
     def rate_rpm(self) -> float | None:
@@ -218,6 +216,8 @@ class RateLimiter:
             self.quiet_s = pause = min(self.quiet_intervals * interval, self.max_quiet_s)
         self.paused_until = max(self.paused_until, now + min(pause, self.patience_s))
         self.pace.resumed = self.paused_until
+        if lowered:
+            self.pace.learner.pause_s = min(pause, self.max_quiet_s)
         self.probing = True
         return "rate"
 

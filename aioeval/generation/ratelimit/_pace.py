@@ -6,12 +6,10 @@ limit the headers state (``limit-requests`` / 60, at HINT_MARGIN) and the
 rate `Learner` keeps from 429s. With none of them requests are not paced,
 and only the parallel limit (`_parallel.ParallelCap`) holds them back.
 
-`Learner` is additive increase, multiplicative decrease with a memory: a
-rate 429 remembers the level refused (the pace, or what was accepted if far
-less) and drops the pace to BACKOFF of it; the pace climbs back by CLIMB of
-that level per second up to TARGET of it, and only after QUIET_S without a
-429 climbs past it at the same slope. Before any paced request was refused
-there is no level to remember, and the pace grows by GROWTH per second.
+`Learner` reads a rate 429 as "the budget was empty just now", not "the
+limit is below what got through" (docs/rate-control.md): the pace never
+drops below the best rate delivered lately, and a cubic climb passes the
+refused pace within seconds and probes past it.
 """
 
 from __future__ import annotations
@@ -26,21 +24,20 @@ shortest gap is 3/4 of an interval)."""
 HINT_MARGIN = 0.99
 """Pace at this share of a limit the headers state: arrivals bunch on the way."""
 BACKOFF = 0.8
-"""After a 429, the pace drops to this share of the refused level: the
-server's budget, drained by the overshoot, refills at a fifth of its rate,
-while a single refusal costs a few percent of a run. Accepted at under this
-share of the pace, the sends were held back by something else (the parallel
-limit), and what was accepted is the level."""
-CLIMB = 0.02
-"""The pace climbs back by this share of the refused level per second:
-from BACKOFF to TARGET in under ten seconds, and slowly enough that a climb
-past a limit drains only a request or two of a bucket before it is refused."""
-TARGET = 0.97
-"""The climb stops at this share of the remembered level: the level itself
-drained the server's budget."""
-QUIET_S = 60.0
-"""After this long without a rate 429 the remembered level is tried again
-(limits are per minute: one 429 a minute is the price of finding a raise)."""
+"""After a 429 with nothing delivered to go by, the pace drops to this share
+of the pace refused: the budget, drained by the overshoot, refills at a
+fifth of its rate, while one refusal costs a few percent of a run. Sends
+accepted at under this share of the pace were held back by something else
+(the parallel limit), and what was accepted is the level."""
+CLIMB_SENDS = 20.0
+"""The climb is back at the level after this many sends' time at the level,
+or this many of the last refusal's pauses if longer: on a key of one's own
+a refusal per climb is one request in twenty and a twentieth of the time
+paused, while at a few requests a second the level is back in seconds."""
+FLOOR_S = 30.0
+"""The floor is the best rate delivered in any episode this recent: a burst
+of someone else's or a pause makes one episode short, not the limit lower;
+half a minute, for limits are stated per minute."""
 GROWTH = 0.2
 """With no refused pace known (the first 429 came while unpaced), the pace
 grows by this share per second: the rate measured then is only a first guess."""
@@ -49,7 +46,7 @@ ACCEPTED_OF = 10
 WINDOW_S = 10.0
 """... within this long, after the last pause ..."""
 MIN_SPAN_S = 0.2
-"""... and over at least this long."""
+"""... and over at least this long (the delivered rate too)."""
 
 
 class Learner:
@@ -57,16 +54,14 @@ class Learner:
     docstring), None until a 429 that could be measured."""
 
     def __init__(self) -> None:
-        self.start: float | None = None
-        """The pace right after the last lowering."""
-        self.level: float | None = None
-        """The remembered refused level (None: no paced request refused yet)."""
-        self.since = -math.inf
-        """When the pace was last lowered."""
-        self.climb_from: float | None = None
-        """When one sent after the lowering first succeeded (not in a pause)."""
+        self.start: float | None = None  # the pace right after the last lowering
+        self.level: float | None = None  # the refused level (None: none paced yet)
+        self.since = -math.inf  # when the pace was last lowered
+        self.climb_from: float | None = None  # when one sent since first succeeded
         self.last_429 = -math.inf
         self.served = True  # one sent after the last lowering has succeeded
+        self.pause_s = 0.0  # the pause the last lowering cost everyone
+        self.delivered: deque[tuple[float, float]] = deque()  # (when, rate) per episode
 
     def rate(self, now: float) -> float | None:
         if self.start is None:
@@ -74,9 +69,16 @@ class Learner:
         dt = 0.0 if self.climb_from is None else max(0.0, now - self.climb_from)
         if self.level is None:
             return self.start * math.exp(math.log1p(GROWTH) * dt)
-        climbed = self.start + CLIMB * self.level * dt
-        ceiling = (TARGET + CLIMB * max(0.0, now - self.last_429 - QUIET_S)) * self.level
-        return max(self.start, min(climbed, ceiling))
+        k = CLIMB_SENDS * max(1.0 / self.level, self.pause_s)
+        return max(self.start, self.level * (1.0 - (1.0 - BACKOFF) * ((k - dt) / k) ** 3))
+
+    def floor(self, now: float, delivered: float | None) -> float:
+        """The best rate delivered in any episode of the last FLOOR_S."""
+        if delivered is not None:
+            self.delivered.append((now, delivered))
+        while self.delivered and self.delivered[0][0] < now - FLOOR_S:
+            self.delivered.popleft()
+        return max((rate for _, rate in self.delivered), default=0.0)
 
     def on_success(self, sent_at: float, now: float) -> None:
         if sent_at >= self.since and not self.served:
@@ -84,21 +86,24 @@ class Learner:
             self.climb_from = now
 
     def on_refused(
-        self, sent_at: float, now: float, paced: float | None, accepted: float | None
+        self, sent_at: float, now: float, paced: float | None, seen: tuple[float | None, ...]
     ) -> bool:
         """A rate 429 for a request sent at ``sent_at`` under the pace
-        ``paced`` (None: unpaced) while the endpoint accepted ``accepted``
-        requests per second (None: too few to tell). Returns whether the pace
-        was lowered: once per episode, so not for requests sent before the
-        last lowering, nor again before one sent after it has succeeded."""
+        ``paced`` (None: unpaced), ``seen`` the rates accepted just before and
+        delivered since the last lowering (None: too few to tell). Whether the
+        pace was lowered: once per episode, so not for one sent before the
+        last lowering, nor again before one sent since has succeeded."""
+        accepted, delivered = seen
         self.last_429 = now
         if sent_at < self.since or not self.served:
             return False
         if paced is not None:
-            self.level = accepted if accepted is not None and accepted < BACKOFF * paced else paced
-            self.start = BACKOFF * self.level
-        elif accepted is not None:
-            self.start = BACKOFF * accepted
+            level = accepted if accepted is not None and accepted < BACKOFF * paced else paced
+            floor = self.floor(now, delivered)
+            self.level = floor if BACKOFF * level <= floor < level else level
+            self.start = max(BACKOFF * self.level, min(floor, self.level))
+        elif accepted is not None or delivered:
+            self.start = BACKOFF * (accepted or delivered or 0.0)
         else:
             return False
         self.since, self.climb_from, self.served = now, None, False
@@ -110,16 +115,12 @@ class Pace:
 
     def __init__(self, now: float, rpm: float | None) -> None:
         self.fixed = rpm / 60.0 if rpm else None
-        self.hinted: float | None = None
-        """The limit the headers state (req/s), before HINT_MARGIN."""
+        self.hinted: float | None = None  # the limit the headers state (req/s)
         self.learner = Learner()
-        self.due = now
-        """When the next send is due at the pace."""
+        self.due = now  # when the next send is due at the pace
         self.sent: deque[float] = deque(maxlen=1024)
-        self.refused: deque[float] = deque(maxlen=1024)
-        """Send times of requests answered with a rate 429."""
-        self.resumed = -math.inf
-        """When the last pause ended: the accepted rate is counted from then."""
+        self.refused: deque[float] = deque(maxlen=1024)  # send times of rate 429s
+        self.resumed = -math.inf  # the last pause's end
 
     def rate(self, now: float) -> float | None:
         hinted = self.hinted
@@ -131,8 +132,7 @@ class Pace:
         return min(known) if known else None
 
     def interval_s(self, now: float) -> float | None:
-        rate = self.rate(now)
-        return None if rate is None else 1.0 / rate
+        return None if (rate := self.rate(now)) is None else 1.0 / rate
 
     def wait_s(self, now: float) -> float:
         return 0.0 if self.rate(now) is None else self.due - now
@@ -142,23 +142,35 @@ class Pace:
             self.due = max(self.due, now - SLACK * interval) + interval
         self.sent.append(now)
 
-    def accepted(self, at: float) -> float | None:
-        """Requests per second the endpoint accepted just before ``at``: of
-        the last ACCEPTED_OF sends in the window, those not refused, over the
-        time since the first of them (None: too few to tell). What was sent,
-        not the pace: a pace that concurrency kept from binding says nothing."""
-        begin = max(at - WINDOW_S, self.resumed)
-        sent = [t for t in self.sent if begin <= t < at][-ACCEPTED_OF:]
+    def _through(self, sent: list[float], at: float) -> float | None:
+        """Of ``sent`` (send times from the first on), those not refused, per second."""
         if len(sent) < 2 or at - sent[0] < MIN_SPAN_S:
             return None
-        count = len(sent) - sum(sent[0] <= t < at for t in self.refused)
-        return count / (at - sent[0]) if count > 0 else None
+        return (len(sent) - sum(sent[0] <= t < at for t in self.refused)) / (at - sent[0])
+
+    def accepted(self, at: float) -> float | None:
+        """Requests per second accepted just before ``at``, over the last
+        ACCEPTED_OF sends in the window (None: too few to tell): what was
+        sent, not the pace, which concurrency may have kept from binding."""
+        begin = max(at - WINDOW_S, self.resumed)
+        rate = self._through([t for t in self.sent if begin <= t < at][-ACCEPTED_OF:], at)
+        return rate or None
+
+    def delivered(self, at: float) -> float | None:
+        """Requests per second the endpoint let through from the last lowering
+        (or the first send) to ``at``. The budget was empty at that refusal,
+        so this is what the limit refilled less what other clients took."""
+        begin = max(self.learner.since, self.sent[0] if self.sent else at)
+        if at - begin < MIN_SPAN_S:
+            return None
+        sent = sum(begin <= t < at for t in self.sent)
+        return (sent - sum(begin <= t < at for t in self.refused)) / (at - begin)
 
     def on_refused(self, sent_at: float, now: float) -> bool:
         """A rate 429; returns whether the pace was lowered."""
-        accepted = self.accepted(sent_at)
+        seen = (self.accepted(sent_at), self.delivered(sent_at))
         self.refused.append(sent_at)
-        lowered = self.learner.on_refused(sent_at, now, self.rate(sent_at), accepted)
+        lowered = self.learner.on_refused(sent_at, now, self.rate(sent_at), seen)
         if (interval := self.interval_s(now)) is not None:
             self.due = max(self.due, now + interval)  # the next send, a full interval on
         return lowered

@@ -32,18 +32,13 @@ class ParallelCap:
         self.ceiling = max(1, ceiling)
         self.allowed = 1 if slow_start else self.ceiling
         self.slow_start = slow_start
-        self.peak_ok = 0
-        """The most requests in flight (counting itself) when one succeeded."""
-        self.admitted = 0
-        """The most in flight when a request the server admitted was sent."""
-        self.cap: int | None = None
-        """A cap concluded from a 429 (raised if a probe above it works)."""
+        self.peak_ok = 0  # the most in flight (counting itself) when one succeeded
+        self.admitted = 0  # the most in flight when one the server admitted was sent
+        self.cap: int | None = None  # concluded from a 429 (raised if a probe above works)
         self.probe_after = PARALLEL_PROBE_AFTER[0]
         self.streak = 0
-        self.refusals = 0
-        """Parallel 429s since the cap was concluded."""
-        self.unpaced = False
-        """The last refusal came while nothing paced the requests."""
+        self.refusals = 0  # parallel 429s since the cap was concluded
+        self.unpaced = False  # the last refusal came while nothing paced the requests
         self.concluded_at = -math.inf
         self._undo: int | None = None
 

@@ -86,10 +86,8 @@ class TokenBudget:
         self.counts = counts
         self.hinted = hinted  # read from the headers, not configured
         self.bucket = Bucket(tpm / 60.0, max(tpm / 60.0 * TOKEN_BURST_S, 1.0), now)
-        self.held = 0.0
-        """Reservations of requests in flight (usage counting)."""
-        self.per_sample: float | None = None
-        """Mean completion tokens per sample seen so far."""
+        self.held = 0.0  # reservations of requests in flight (usage counting)
+        self.per_sample: float | None = None  # mean completion tokens per sample so far
         self.latency_s = 0.0
         """Mean time a request is in flight."""
 
