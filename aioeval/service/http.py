@@ -31,7 +31,7 @@ import msgspec
 from aiohttp import web
 
 from aioeval.config import RunConfig
-from aioeval.errors import DatasetError, InputError
+from aioeval.errors import DatasetError, InputError, SandboxError
 
 from ._guard import Guard
 from ._limits import BYTES_PER_BODY_BYTE, Budget, CappedSite, ServeLimits, return_large_blocks
@@ -46,6 +46,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (InputError, 400),
     (Busy, 429),
     (DatasetError, 503),
+    (SandboxError, 503),
 )
 """A scorer's refusal of an item, as the request's status (first match)."""
 
@@ -239,7 +240,7 @@ class Service:
             into[i] = await self.scorer.score(
                 item.benchmark, problem, item.completion, wait=item.wait
             )
-        except (InputError, Busy, DatasetError) as exc:
+        except (InputError, Busy, DatasetError, SandboxError) as exc:
             into[i] = exc
 
 
