@@ -12,8 +12,9 @@ and mount namespaces, cgroups, Landlock, the seccomp filter), then for each
 2. forks a child, which isolates itself as a candidate's child does
    (`harness.isolate`: a session of its own, the layers' uid and Landlock,
    rlimits, only its channel and report pipe open, a fresh work directory
-   as its only writable place), then decodes and runs the check and
-   reports on a private pipe;
+   as its only writable place: the one its candidate shares when the
+   template passes it, see `sharedwd`), then decodes and runs the check
+   and reports on a private pipe;
 3. wipes the buffer, waits for the child with a wall-clock backstop, kills
    whatever it left (its threads die with it, processes by the reaper,
    SysV objects are removed), discards its work directory, and forwards
