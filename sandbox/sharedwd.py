@@ -199,7 +199,10 @@ def guard(root: str) -> None:
 
 
 def _check_write(root: str, path: str, flags: int) -> None:
-    full = os.path.normpath(os.path.join(os.getcwd(), path))
+    try:
+        full = os.path.normpath(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+    except OSError:
+        return  # a working directory that is gone: the open itself fails
     if not full.startswith(root + os.sep):
         return
     *dirs, name = full[len(root) + 1 :].split(os.sep)
