@@ -12,8 +12,9 @@ and mount namespaces, cgroups, Landlock, the seccomp filter), then for each
 2. forks a child, which isolates itself as a candidate's child does
    (`harness.isolate`: a session of its own, the layers' uid and Landlock,
    rlimits, only its channel and report pipe open, a fresh work directory
-   as its only writable place), then decodes and runs the check and
-   reports on a private pipe;
+   as its only writable place: the one its candidate shares when the
+   template passes it, see `sharedwd`), then decodes and runs the check
+   and reports on a private pipe;
 3. wipes the buffer, waits for the child with a wall-clock backstop, kills
    whatever it left (its threads die with it, processes by the reaper,
    SysV objects are removed), discards its work directory, and forwards
@@ -43,7 +44,7 @@ from collections.abc import Callable
 import msgspec
 
 try:
-    from . import forkparent, frames, harness, layers, protocol, reaper, workdir
+    from . import forkparent, frames, harness, layers, protocol, reaper, sharedwd, workdir
 except ImportError:  # loaded as a top-level module inside the verifier
     import forkparent  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
@@ -51,6 +52,7 @@ except ImportError:  # loaded as a top-level module inside the verifier
     import layers  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import reaper  # type: ignore[no-redef,import-not-found]
+    import sharedwd  # type: ignore[no-redef,import-not-found]
     import workdir  # type: ignore[no-redef,import-not-found]
 
 PIDS = 32
@@ -110,6 +112,8 @@ class CheckFork:
         self.judge = judge
         self.work_root = hello.work_root or tempfile.mkdtemp(prefix="aioeval-verifier-")
         os.makedirs(self.work_root, mode=0o700, exist_ok=True)
+        if hello.shared_dir:
+            os.makedirs(hello.shared_dir, mode=0o700, exist_ok=True)
         total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
         self.conf = layers.setup(
             mode=hello.isolation,
@@ -118,6 +122,7 @@ class CheckFork:
             disk_mb=hello.disk_mb,
             nproc=PIDS,
             site_dirs=sys.argv[1:],
+            shared_dir=hello.shared_dir,
         )
         if self.conf.uid is not None:
             os.chmod(self.work_root, 0o711)  # the checks' uid must reach its dir
@@ -175,15 +180,9 @@ class CheckFork:
         job_id, cpu_s, wall_s = self._budget(size)
         # The channel is taken first, whatever happens: the template passes
         # one per job, and the candidate's child waits on it until it closes.
-        fd = self.channel_for(job_id, wall_s)
+        fd, shared = self.channel_for(job_id, wall_s)
         try:
-            wdir = workdir.fresh(
-                self.workdir,
-                os.path.join(self.work_root, str(job_id)),
-                mounts=self.mounts,
-                disk_mb=self.hello.disk_mb,
-                uid=self.conf.uid,
-            )
+            wdir = self._workdir(job_id, shared)
             r, w = os.pipe()
             if self.conf.pids is not None:
                 self.conf.pids.next()
@@ -206,7 +205,10 @@ class CheckFork:
         finally:
             os.close(r)
         self.sweep(pid)
-        workdir.discard(wdir, mounts=self.mounts)
+        if wdir == self.conf.shared_dir:
+            sharedwd.detach(wdir)
+        else:
+            workdir.discard(wdir, mounts=self.mounts)
         ending = _Ending(status, waited, cpu_s + wall_s, layers.oom_kills(self.conf) > oom)
         frame, timeout, retire = _result(job_id, view[: waited.size], ending)
         if timeout:
@@ -228,19 +230,40 @@ class CheckFork:
             cpu_s, wall_s = asked, wall_s * asked / cpu_s
         return job_id, cpu_s, wall_s
 
-    def channel_for(self, job_id: int, wall_s: float) -> int:
-        """The job's channel, passed by the template (one per job, in order)."""
+    def channel_for(self, job_id: int, wall_s: float) -> tuple[int, int]:
+        """The job's channel, passed by the template (one per job, in order),
+        and the job's work directory tmpfs when the template shares one
+        (-1: none)."""
         self.link.settimeout(wall_s + 5.0)
-        data, fds, _, _ = socket.recv_fds(self.link, _ID.size, 1)
-        if len(data) != _ID.size or len(fds) != 1:
+        data, fds, _, _ = socket.recv_fds(self.link, _ID.size, 2)
+        if len(data) != _ID.size or not fds:
             for fd in fds:
                 os.close(fd)
             raise EOFError("the template's link closed")
         (got,) = _ID.unpack(data)
         if got != job_id:
-            os.close(fds[0])
+            for fd in fds:
+                os.close(fd)
             raise LookupError(f"channel for job {got}, expected {job_id}")
-        return fds[0]
+        return fds[0], fds[1] if len(fds) > 1 else -1
+
+    def _workdir(self, job_id: int, shared: int) -> str:
+        """The check's work dir: the candidate's tmpfs attached at the same
+        path as in the template when it shares one, else a fresh private one."""
+        if shared >= 0:
+            try:
+                if self.conf.shared_dir:
+                    sharedwd.attach(shared, self.conf.shared_dir)
+                    return self.conf.shared_dir
+            finally:
+                os.close(shared)
+        return workdir.fresh(
+            self.workdir,
+            os.path.join(self.work_root, str(job_id)),
+            mounts=self.mounts,
+            disk_mb=self.hello.disk_mb,
+            uid=self.conf.uid,
+        )
 
     def stop(self, job_id: int) -> None:
         """Tell the template the test timed out on this job: a child still
@@ -270,12 +293,20 @@ class CheckFork:
             if not self.pid_init:
                 _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             limits = {**self.limits, "cpu_s": cpu_s + CPU_MARGIN_S}
-            harness.isolate(w, 1, wdir, None, limits, fd, self._confine)
+            # In a shared dir the test's files stay read-only to the candidate.
+            os.umask(0o022)
+            env = None
+            if wdir == self.conf.shared_dir:
+                env = dict(os.environ)
+                sharedwd.readable_tempfiles()
+            harness.isolate(w, 1, wdir, env, limits, fd, self._confine)
         except BaseException as exc:
             frames.write_all(w, SETUP + f"the verifier could not isolate a check: {exc!r}".encode())
             os._exit(71)
         try:
             frames.write_all(w, READY)
+            if wdir == self.conf.shared_dir:
+                sharedwd.guard(wdir)
             result = self.judge(memoryview(self.reader.buf)[:size], fd)
             frames.write_all(w, protocol.encode_frame(result))
         finally:

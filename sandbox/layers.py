@@ -71,7 +71,17 @@ import sys
 from dataclasses import dataclass, field
 
 try:
-    from . import cgroups, frames, landlock_rules, marks, namespaces, reaper, seccomp_filter, views
+    from . import (
+        cgroups,
+        frames,
+        landlock_rules,
+        marks,
+        namespaces,
+        reaper,
+        seccomp_filter,
+        sharedwd,
+        views,
+    )
 except ImportError:  # loaded as a top-level module inside the template
     import cgroups  # type: ignore[no-redef,import-not-found]
     import frames  # type: ignore[no-redef,import-not-found]
@@ -80,6 +90,7 @@ except ImportError:  # loaded as a top-level module inside the template
     import namespaces  # type: ignore[no-redef,import-not-found]
     import reaper  # type: ignore[no-redef,import-not-found]
     import seccomp_filter  # type: ignore[no-redef,import-not-found]
+    import sharedwd  # type: ignore[no-redef,import-not-found]
     import views  # type: ignore[no-redef,import-not-found]
 
 UID_BASE = 200_000
@@ -160,6 +171,9 @@ class Confinement:
     """Tells whether a candidate moved the network counters (see `marked`)."""
     pids: namespaces.PidShuffle | None = None
     """Randomises each candidate's pid (see `namespaces.PidShuffle`)."""
+    shared_dir: str = ""
+    """Where each served job's tmpfs is attached, shared with the verifier
+    (see `sharedwd`); "" without a mount namespace of our own."""
     shared_root: str | None = None
     """A work root candidates can write to (no uid of their own): emptied
     after every candidate, so nothing left there reaches the next one."""
@@ -207,6 +221,7 @@ def setup(
     disk_mb: int,
     nproc: int,
     site_dirs: list[str],
+    shared_dir: str = "",
 ) -> Confinement:
     """Set up every layer the mode asks for; never raises for a missing one.
 
@@ -250,7 +265,10 @@ def setup(
         out.record("pid-shuffle", problem)
     out.record("proc-masked", mounts or views.mask_proc())
     reads = [*READ_ROOTS, *code_dirs]
-    out.ruleset_fd, problem = landlock_rules.prepare(sorted(set(reads)), [work_root])
+    if shared_dir and mounts is None:
+        out.shared_dir = sharedwd.prepare(shared_dir) or ""  # read-only between jobs
+    writes = [work_root, shared_dir] if out.shared_dir else [work_root]
+    out.ruleset_fd, problem = landlock_rules.prepare(sorted(set(reads)), writes)
     out.record("landlock", problem)
     for ctrl in cgroups.CONTROLLERS:
         out.record(cgroups.LAYERS[ctrl], slot.problems.get(ctrl))

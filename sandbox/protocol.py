@@ -152,6 +152,9 @@ class Hello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """The Unix socket to the slot's verifier (-1: none), for `Serve` jobs."""
     spin_s: float = 0.0
     """How long a served child polls its channel before it sleeps."""
+    shared_dir: str = ""
+    """Where a served job's candidate and its check share a work directory
+    (the same path in the verifier; "": each keeps its own, see `sharedwd`)."""
 
 
 class Ready(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -278,6 +281,9 @@ class VerifierHello(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """Descriptors a check may hold open."""
     hide: list[str] = []
     """Directories covered with an empty tmpfs (answer keys), as for templates."""
+    shared_dir: str = ""
+    """The slot's shared work directory path, as in the template's Hello:
+    a check starts there when the template passes the job's tmpfs."""
 
 
 class VerifierReady(msgspec.Struct, frozen=True, kw_only=True, array_like=True):

@@ -23,7 +23,18 @@ import time
 import msgspec
 
 try:
-    from . import fairness, forkparent, frames, harness, layers, protocol, reaper, verdict, workdir
+    from . import (
+        fairness,
+        forkparent,
+        frames,
+        harness,
+        layers,
+        protocol,
+        reaper,
+        sharedwd,
+        verdict,
+        workdir,
+    )
 except ImportError:  # loaded as a top-level module inside the template
     import fairness  # type: ignore[no-redef,import-not-found]
     import forkparent  # type: ignore[no-redef,import-not-found]
@@ -32,6 +43,7 @@ except ImportError:  # loaded as a top-level module inside the template
     import layers  # type: ignore[no-redef,import-not-found]
     import protocol  # type: ignore[no-redef,import-not-found]
     import reaper  # type: ignore[no-redef,import-not-found]
+    import sharedwd  # type: ignore[no-redef,import-not-found]
     import verdict  # type: ignore[no-redef,import-not-found]
     import workdir  # type: ignore[no-redef,import-not-found]
 
@@ -67,6 +79,8 @@ class Template:
         self.out_fd = -1
         self.work_root = hello.work_root
         os.makedirs(self.work_root, mode=0o700, exist_ok=True)
+        if hello.shared_dir:
+            os.makedirs(hello.shared_dir, mode=0o700, exist_ok=True)
         self.conf = layers.setup(
             mode=hello.isolation,
             work_root=self.work_root,
@@ -74,6 +88,7 @@ class Template:
             disk_mb=self.limits.disk_mb,
             nproc=self.limits.nproc,
             site_dirs=sys.argv[1:],
+            shared_dir=hello.shared_dir,
         )
         if self.conf.uid is not None:
             os.chmod(self.work_root, 0o711)  # the child's uid must reach its dir
@@ -111,6 +126,10 @@ class Template:
         # whole tree a candidate wrote goes with one unmount, however deep.
         self.fresh_mounts = "disk-tmpfs" in self.conf.layers
         self.link = _link(hello.link_fd)
+        self.shared = self.conf.shared_dir if self.link is not None else ""
+        """Where a served job's work dir is attached, shared with its check."""
+        self.shared_fd = -1
+        """The job's detached tmpfs, passed to the verifier with the channel."""
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
         """Every child starts from it: ``random`` reseeds itself from the
@@ -123,7 +142,7 @@ class Template:
     def run(self, job: protocol.JobHead, program: frames.JobReader) -> protocol.Outcome:
         limits = self.limits.for_task(job.cpu_s)
         try:
-            wdir, env = self._fresh_workdir(job.id)
+            wdir, env = self._fresh_workdir(job)
             # Nothing a candidate could mark survives it: a fresh output file
             # (locks and flags set on the last one die with it), a random pid.
             self.out_fd = _output_file()
@@ -201,6 +220,8 @@ class Template:
             # As init of its PID namespace the template takes every child
             # with it when it dies; otherwise each child asks for that.
             die_with_parent()
+        if wdir == self.shared and wdir:
+            sharedwd.readable_tempfiles()
         harness.child_main(
             task=protocol.task_of(job, program),
             token=token,
@@ -215,10 +236,19 @@ class Template:
             confine=self._confine,
         )
 
-    def _fresh_workdir(self, job_id: int) -> tuple[str, dict[str, str] | None]:
+    def _fresh_workdir(self, job: protocol.JobHead) -> tuple[str, dict[str, str] | None]:
         """The job's empty work dir, and the environment to give the child
-        when it is not the usual one (None: inherit the template's)."""
-        spare = os.path.join(self.work_root, str(job_id))
+        when it is not the usual one (None: inherit the template's). A
+        served job's is shared with its check where the kernel allows."""
+        if job.kind == "serve" and self.shared:
+            try:
+                self.shared_fd = sharedwd.pair(self.limits.disk_mb, self.shared)
+            except OSError as exc:
+                self.warnings.append(f"no work directory shared with the verifier: {exc}")
+                self.shared = ""
+            else:
+                return self.shared, self.env
+        spare = os.path.join(self.work_root, str(job.id))
         wdir = workdir.fresh(
             self.workdir,
             spare,
@@ -230,7 +260,10 @@ class Template:
         return wdir, (None if wdir == self.workdir else self.env)
 
     def _discard_workdir(self, path: str) -> None:
-        workdir.discard(path, mounts=self.fresh_mounts)
+        if path == self.shared and path:
+            sharedwd.detach(path)
+        else:
+            workdir.discard(path, mounts=self.fresh_mounts)
 
     def _channel(self, job: protocol.JobHead) -> int:
         """A fresh socket pair for a served job: one end goes to the
@@ -241,10 +274,16 @@ class Template:
         if self.conf.net_counters is not None:
             ends = (os.fstat(ours.fileno()).st_ino, os.fstat(theirs.fileno()).st_ino)
             self.conf.net_counters.channel = frozenset(str(i).encode() for i in ends)
+        fds = [theirs.fileno()]
+        if self.shared_fd >= 0:
+            fds.append(self.shared_fd)
         try:
-            socket.send_fds(self.link, [_JOB_ID.pack(job.id)], [theirs.fileno()])
+            socket.send_fds(self.link, [_JOB_ID.pack(job.id)], fds)
         finally:
             theirs.close()
+            if self.shared_fd >= 0:
+                os.close(self.shared_fd)
+                self.shared_fd = -1
         return ours.detach()
 
     def _confine(self) -> None:

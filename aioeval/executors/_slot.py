@@ -101,6 +101,7 @@ class Slot:
             hide=self.pool.hide,
             link_fd=link_fd,
             spin_s=self.pool.spin_s,
+            shared_dir=self._shared_dir(),
         )
         try:
             with anyio.fail_after(30):
@@ -167,6 +168,12 @@ class Slot:
         have = self.verifier_ready
         return ([], []) if have is None else (have.missing, have.warnings)
 
+    def _shared_dir(self) -> str:
+        """The path where a served job's candidate and check share a work
+        directory ("" without a verifier or a work root)."""
+        root = self.pool.work_root
+        return os.path.join(root, f"shared{self.index}") if root and self.pool.verifiers else ""
+
     async def _start_verifier(self) -> Process:
         assert self.link is not None, "the verifier's link belongs to a live template"
         link_fd = self.link.fileno()
@@ -193,6 +200,7 @@ class Slot:
             fsize_mb=limits.fsize_mb,
             nofile=limits.nofile,
             hide=self.pool.hide,
+            shared_dir=self._shared_dir(),
         )
         await verifier.send(hello)
         with anyio.fail_after(30):
