@@ -44,7 +44,9 @@ from aioeval.run.journal import Journal
 from aioeval.suites import get_suite
 from aioeval.suites.base import Suite
 from aioeval.suites.crux_data import parse_problems as parse_crux
+from aioeval.suites.evalplus_data import parse as parse_evalplus
 from aioeval.suites.humaneval_format import parse_humaneval
+from aioeval.suites.lcb_data import parse_lcb
 from aioeval.suites.mbpp_data import parse_mbpp
 from aioeval.types import (
     Candidate,
@@ -65,7 +67,12 @@ PARSERS = {
     "cruxeval-o": (parse_crux, "id"),
     "cruxeval-i": (parse_crux, "id"),
     "mbpp": (parse_mbpp, "task_id"),
+    "humaneval-plus": (parse_evalplus, "task_id"),
+    "mbpp-plus": (parse_evalplus, "task_id"),
+    "livecodebench": (parse_lcb, "question_id"),
 }
+"""Each benchmark a caller may bring problems for: the suite's own parser
+(run in the bounded parser child) and the field that names a problem."""
 
 
 class Busy(AioevalError):
