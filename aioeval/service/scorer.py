@@ -46,6 +46,7 @@ from aioeval.suites.base import Suite
 from aioeval.suites.crux_data import parse_problems as parse_crux
 from aioeval.suites.evalplus_data import parse as parse_evalplus
 from aioeval.suites.humaneval_format import parse_humaneval
+from aioeval.suites.io_data import parse_io
 from aioeval.suites.lcb_data import parse_lcb
 from aioeval.suites.mbpp_data import parse_mbpp
 from aioeval.types import (
@@ -70,6 +71,7 @@ PARSERS = {
     "humaneval-plus": (parse_evalplus, "task_id"),
     "mbpp-plus": (parse_evalplus, "task_id"),
     "livecodebench": (parse_lcb, "question_id"),
+    "io-tests": (parse_io, "id"),
 }
 """Each benchmark a caller may bring problems for: the suite's own parser
 (run in the bounded parser child) and the field that names a problem."""
