@@ -11,6 +11,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+import anyio
 import pytest
 from servecheck import config
 
@@ -121,3 +122,27 @@ async def test_a_callers_stdin_and_call_based_problems_are_judged() -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_score_many_keeps_every_slot_busy() -> None:
+    """A trainer's batch over callers' problems fills both slots at once."""
+    slow = "```python\nimport time\ntime.sleep(0.5)\n" + STDIN_SUM + "# {}\n```"
+    problem = {"task_id": "sum", "inputs": ["1 2\n"], "outputs": ["3\n"]}
+    items = [("io-tests", problem, slow.format(i)) for i in range(6)]
+    async with Scorer(config("params.workers=2")) as scorer:
+        assert scorer.slots == 2
+        most = 0
+
+        async def watch() -> None:
+            nonlocal most
+            while most < 2:
+                most = max(most, scorer.in_flight)
+                await anyio.sleep(0.01)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch)
+            statuses = [r.status async for r in scorer.score_many(items)]
+            tg.cancel_scope.cancel()
+        assert statuses == ["passed"] * 6
+        assert most == 2
