@@ -11,7 +11,7 @@ here, so the tests each answer passes are counted directly as well.
   dicts, per-test detail on: answers/s, and per-answer latency p50/p99 of
   the same answers scored by as many callers as slots (no queueing).
 - ``score``: ``aioeval score --dataset`` on the same problems and answers
-  (subprocess, interpreter start included), answers/s; ``ratio`` is the
+  with partial credit too (subprocess, interpreter start included), answers/s; ``ratio`` is the
   trainer's answers/s over it; verdicts must be identical.
 - ``partial``: tests passed summed over the batch as the scorer reported
   them and as counted directly, and answers whose count differs (must be 0).
@@ -56,15 +56,15 @@ def _answers(figure: str, rule: Rule) -> list[tuple[str, Callable[[list[int]], i
     return [
         (f"{READ}print({figure})\n", rule),
         (
-            f"{READ}print({figure} if max(xs) < 50 else 0)\n",
+            f"{READ}print(({figure}) if max(xs) < 50 else 0)\n",
             lambda xs: rule(xs) if max(xs) < 50 else 0,
         ),
         (
-            f"{READ}print({figure} if len(xs) < 6 else -1)\n",
+            f"{READ}print(({figure}) if len(xs) < 6 else -1)\n",
             lambda xs: rule(xs) if len(xs) < 6 else -1,
         ),
         (
-            f"{READ}print({figure} // (xs[0] % 3))\n",
+            f"{READ}print(({figure}) // (xs[0] % 3))\n",
             lambda xs: None if xs[0] % 3 == 0 else rule(xs) // (xs[0] % 3),
         ),
     ]
@@ -140,7 +140,12 @@ def _score(
     samples.write_text("\n".join(lines) + "\n")
     cmd = [sys.executable, "-m", "aioeval", "score", "--benchmark", "io-tests", "--quiet"]
     cmd += ["--dataset", str(dataset), "--samples", str(samples), "--out", str(out)]
-    cmd += ["--set", f"params.workers={workers}"]
+    cmd += [
+        "--set",
+        f"params.workers={workers}",
+        "--set",
+        "params.livecodebench.partial_credit=true",
+    ]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True)
     wall = time.perf_counter() - t0
