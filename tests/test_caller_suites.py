@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -90,3 +91,16 @@ async def test_serve_takes_every_suites_problems() -> None:
         bad = {"benchmark": "livecodebench", "problem": {**lcb, "metadata": "{"}, "completion": "x"}
         status, answer = await post(url, bad)
         assert status == 400 and "metadata" in answer["error"], answer
+
+
+async def test_a_callers_evalplus_problem_writes_nothing_to_the_disk_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIOEVAL_CACHE_DIR", str(tmp_path))
+    row = _row("evalplus/humaneval_plus.jsonl", 1)
+    async with Scorer(config()) as scorer:
+        right = await scorer.score(
+            "humaneval-plus", row, _fenced(row["prompt"] + row["canonical_solution"])
+        )
+        assert right.status == "passed", right.reason
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
