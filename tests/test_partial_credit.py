@@ -139,3 +139,16 @@ def test_a_batch_run_counts_with_partial_credit(tmp_path: Path) -> None:
     }
     assert (rows[0]["status"], rows[0]["tests_passed"], rows[0]["tests_total"]) == ("failed", 1, 3)
     assert (rows[1]["status"], rows[1]["tests_passed"]) == ("passed", 3)
+
+
+async def test_detail_on_a_benchmark_whose_tests_are_code_changes_nothing() -> None:
+    he = {
+        "prompt": "def add(a, b):\n",
+        "entry_point": "add",
+        "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
+    }
+    async with Scorer(config()) as scorer:
+        plain = await scorer.score("human-eval", he, "    return a + b\n")
+        detailed = await scorer.score("human-eval", he, "    return a + b\n", detail=True)
+        assert plain.status == detailed.status == "passed"
+        assert detailed.tests_passed is None and detailed.cached  # one verdict, shared

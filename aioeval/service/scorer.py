@@ -76,6 +76,9 @@ PARSERS = {
 }
 """Each benchmark a caller may bring problems for: the suite's own parser
 (run in the bounded parser child) and the field that names a problem."""
+DETAILED = frozenset({"livecodebench", "io-tests"})
+"""Benchmarks whose tests are data, which give per-test detail when asked
+(``params.livecodebench.partial_credit``); the others ignore ``detail``."""
 
 
 class Busy(AioevalError):
@@ -202,6 +205,7 @@ class Scorer:
         test; the verdict is the same either way."""
         if self._admit is None:
             raise RuntimeError("use Scorer inside 'async with'")
+        detail = detail and benchmark in DETAILED
         suite, found = await self._problem(benchmark, problem, detail)
         if not wait and self._admit.value == 0:
             raise Busy(f"the scorer is busy: {self.running} running, {self.waiting} waiting")
