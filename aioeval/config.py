@@ -159,6 +159,9 @@ class LiveCodeBenchParams(Base, frozen=True):
     problem_timeout_s: float | None = None
     """CPU budget of one answer over all its tests; default upstream's
     whole-problem limit, (test_timeout_s + 1) x tests + 5."""
+    partial_credit: bool = False
+    """Go on past a failing test and report tests passed of all and the
+    first failing test (strict scoring; the verdict itself is unchanged)."""
 
     def __post_init__(self) -> None:
         if self.test_timeout_s <= 0:

@@ -66,6 +66,15 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     generation: Generation = Generation()
 
 
+class FailingTest(msgspec.Struct, frozen=True, kw_only=True):
+    """The first test an answer failed: its place in the run order (from
+    0), its input and expected output, each cut to a bounded length."""
+
+    index: int
+    input: str
+    expected: str
+
+
 class _Judged(msgspec.Struct, frozen=True, kw_only=True, tag_field="status"):
     """What every verdict on an answer carries."""
 
@@ -77,6 +86,10 @@ class _Judged(msgspec.Struct, frozen=True, kw_only=True, tag_field="status"):
     official_reason: str = ""
     """With ``scoring: both``: the official single program's verdict on the
     answer (the verdict itself is strict scoring's)."""
+    tests_passed: int | None = None
+    tests_total: int | None = None
+    first_failing: FailingTest | None = None
+    """Per-test detail, when asked for and the suite's tests are data."""
 
 
 class Passed(_Judged, frozen=True, kw_only=True, tag="passed"):
@@ -163,6 +176,14 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     (``status`` is strict scoring's); where the two differ, ``official_reason``
     is the single program's reason and ``reason`` strict's."""
     official_reason: str | None = None
+    tests_passed: int | None = None
+    """With per-test detail asked for (``partial_credit``): the tests the
+    answer passed, of ``tests_total``; tests a time limit kept from running
+    count as not passed. None without detail, or for a verdict that is not
+    passed or failed."""
+    tests_total: int | None = None
+    first_failing: FailingTest | None = None
+    """With per-test detail: the first failing test (None when all passed)."""
 
 
 def make_result(
@@ -195,6 +216,9 @@ def make_result(
         finish_reason=g.finish_reason,
         parts=None if isinstance(verdict, InfraError) else verdict.parts,
         official_status=None if isinstance(verdict, InfraError) else verdict.official_status,
+        tests_passed=None if isinstance(verdict, InfraError) else verdict.tests_passed,
+        tests_total=None if isinstance(verdict, InfraError) else verdict.tests_total,
+        first_failing=None if isinstance(verdict, InfraError) else verdict.first_failing,
         official_reason=None
         if isinstance(verdict, InfraError) or verdict.official_status is None
         else verdict.official_reason[:MAX_REASON],

@@ -21,6 +21,11 @@ All in one run, 2 workers unless ``--workers``:
   (candidates), slots not back, and verdicts of the callers that were not
   cancelled that differ from their answer's (right or wrong) verdict.
 
+``--trainer`` measures only a trainer's batch over a stdin dataset (see
+``bench/trainer_batch.py``): 1,024 answers over 256 problems, per-answer
+latency, answers/s against ``aioeval score``, partial credit against a
+direct count.
+
 Prints one JSON line.
 """
 
@@ -46,6 +51,7 @@ from aioeval.service.http import Service
 from aioeval.suites.human_eval import load_problems
 
 sys.path.insert(0, str(Path(__file__).parent))
+import trainer_batch
 from score_speed import make_samples, run_aioeval
 
 
@@ -226,5 +232,11 @@ if __name__ == "__main__":
     parser.add_argument("--rss-small", type=int, default=2000)
     parser.add_argument("--rss-large", type=int, default=20000)
     parser.add_argument("--cancel", type=int, default=1000)
+    parser.add_argument(
+        "--trainer", action="store_true", help="only the trainer's batch (bench/trainer_batch.py)"
+    )
     args = parser.parse_args()
-    print(json.dumps(anyio.run(main, args)))
+    if args.trainer:
+        print(json.dumps({"trainer_batch": anyio.run(trainer_batch.measure, args.workers)}))
+    else:
+        print(json.dumps(anyio.run(main, args)))

@@ -97,6 +97,10 @@ class _Said(msgspec.Struct, array_like=True):
 
     id: int
     status: str
+    reason: msgspec.Raw = msgspec.Raw(b"")
+    output: msgspec.Raw = msgspec.Raw(b"")
+    retire: bool = False
+    stop: bool = False
 
 
 _said = msgspec.msgpack.Decoder(_Said)
@@ -350,10 +354,11 @@ def _result(
     job_id: int, report: memoryview, ending: _Ending
 ) -> tuple[bytes | memoryview, bool, bool]:
     """The frame to forward (the child's own, in place, when it is a result
-    for this job), whether it is a timeout, and whether to retire."""
+    for this job), whether to stop the candidate's child (a timeout, or a
+    call past its limit), and whether to retire."""
     said = _parse(report, job_id)
     if said is not None:
-        return report[1:], said.status == "timeout", False
+        return report[1:], said.status == "timeout" or said.stop, False
     if report[:1] == SETUP:
         text = report[1:].tobytes().decode("utf-8", "replace")[:500]
         return _frame(job_id, "infra_error", text, retire=True), False, True

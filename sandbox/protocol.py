@@ -322,6 +322,9 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """The verifier exits after this result: a check left state in its
     namespaces that the next check could read (see `marks`), or a check's
     process could not be set up. The engine starts the slot afresh."""
+    stop: bool = False
+    """A call of the candidate ran past its time limit: stop its child now,
+    whatever the verdict (it would otherwise run out its budget)."""
 
 
 # --- verifier <-> candidate child (the per-job channel) -------------------------

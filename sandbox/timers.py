@@ -34,8 +34,15 @@ _call_limit = 0.0
 """The limit of the call `within` runs (0: none), for a late alarm to ignore."""
 
 
+overran = False
+"""A call ran past its limit in this check (the child may still be busy in
+it, whatever the verdict: a test that goes on past failures catches it)."""
+
+
 def _on_alarm(signum: int, frame: object) -> None:
+    global overran
     if _call_limit:
+        overran = True
         raise CallTimeLimit(f"a call of the candidate ran past its time limit of {_call_limit:g}s")
 
 

@@ -141,7 +141,11 @@ class Verifier:
 
         def result(status: str, reason: str = "") -> protocol.CheckResult:
             return protocol.CheckResult(
-                id=check.id, status=status, reason=reason, output=capture.text()
+                id=check.id,
+                status=status,
+                reason=reason,
+                output=capture.text(),
+                stop=timers.overran,
             )
 
         cpu_s, wall_s = self.hello.cpu_s, self.hello.wall_s

@@ -16,6 +16,7 @@ from .base import Suite
 from .cruxeval import CruxEvalI, CruxEvalO
 from .evalplus import EvalPlus, MbppPlus
 from .human_eval import HumanEval
+from .io_tests import IoTests
 from .livecodebench import LiveCodeBench
 from .mbpp import Mbpp
 
@@ -27,6 +28,7 @@ REGISTRY: dict[str, Callable[[Params], Suite]] = {
     "humaneval-plus": EvalPlus,
     "mbpp-plus": MbppPlus,
     "livecodebench": LiveCodeBench,
+    "io-tests": IoTests,
 }
 
 BENCHMARKS = tuple(REGISTRY)

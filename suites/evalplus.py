@@ -31,6 +31,7 @@ import ast
 import functools
 import marshal
 import math
+from collections import OrderedDict
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -163,6 +164,10 @@ def test_text(
     return _Part(setup="\n".join(lines) + "\n", cpu_s=budget)
 
 
+KEEP_TESTS = 1024
+"""Problems whose made tests are kept (every problem of the real sets)."""
+
+
 class EvalPlus(SuiteBase):
     """One EvalPlus dataset flavor; see the module docstring."""
 
@@ -175,7 +180,7 @@ class EvalPlus(SuiteBase):
         self.scoring = params.scoring
         self.options = params.evalplus
         self.dataset_path = params.dataset_path
-        self._tests: dict[str, dict[str, _Part]] = {}
+        self._tests: OrderedDict[str, dict[str, _Part]] = OrderedDict()
         self._locks: dict[str, anyio.Lock] = {}
 
     async def load(self, *, mode: Mode) -> Dataset:
@@ -239,6 +244,7 @@ class EvalPlus(SuiteBase):
         """Both parts' tests, made once per problem (the reference runs then)."""
         made = self._tests.get(problem.id)
         if made is not None:
+            self._tests.move_to_end(problem.id)
             return made
         lock = self._locks.setdefault(problem.id, anyio.Lock())
         async with lock:
@@ -262,6 +268,8 @@ class EvalPlus(SuiteBase):
                         self.options,
                     )
                 self._tests[problem.id] = made
+                while len(self._tests) > KEEP_TESTS:  # callers' problems come and go
+                    self._locks.pop(self._tests.popitem(last=False)[0], None)
         return made
 
     def mock_records(self) -> list[MockRecord]:

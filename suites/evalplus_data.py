@@ -183,7 +183,8 @@ _BY_TASK[252] = lambda inp: [complex(inp[0])]
 
 def mbpp_inputs(task_id: str, values: list[list[Any]]) -> list[Any]:
     """MBPP+'s stored inputs as its tasks take them (see the module docstring)."""
-    head, _, number = task_id.rpartition("/")
+    # A caller's problem is named ``Mbpp/N@digest``: the task is still N.
+    head, _, number = task_id.partition("@")[0].rpartition("/")
     if head != "Mbpp" or not number.isdigit():
         return values
     fn = _BY_TASK.get(int(number))

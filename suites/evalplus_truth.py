@@ -75,6 +75,12 @@ def _decode(data: bytes, n: int) -> tuple[list[Any], list[float]] | None:
     return outputs, times
 
 
+CALLERS_MARK = "@"
+"""In the name of a problem a caller brought (``name@digest``, as the
+service names them): its reference outputs are not written to the disk
+cache, which callers could otherwise grow without bound."""
+
+
 async def compute(
     problem: Problem, part: str, args: list[Any], not_none: bool, pool: Executor
 ) -> tuple[list[Any], list[float]]:
@@ -89,6 +95,8 @@ async def compute(
     if cached is not None:
         return cached
     outputs, times, data = await _run(problem, part, args, not_none, pool)
+    if CALLERS_MARK in problem.id:
+        return outputs, times  # a caller's problem: kept in memory only (callers are many)
     if data is None:  # run in parts: their answers as one
         try:
             data = plain.dumps([outputs, times])

@@ -98,6 +98,28 @@ def alarm_within(seconds: float, fn: Callable[..., Any], /, *args: Any) -> Any:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _judge(
+    call: Callable[..., Any],
+    within: _Within,
+    limit: float,
+    kind: str,
+    test: tuple[str, str],
+    number: int,
+) -> None:
+    """Run one test; WrongAnswer (or what the candidate raised) when it fails."""
+    test_input, output = test
+    if kind == "functional":
+        value = within(limit, call, "call", *arguments(test_input))
+        why = value_mismatch(value, json.loads(output))
+    else:
+        printed = within(limit, call, "stdin", test_input)
+        if type(printed) is not str:
+            raise WrongAnswer(f"test {number}: the program's output is not text")
+        why = stdout_mismatch(printed, output)
+    if why is not None:
+        raise WrongAnswer(f"test {number}: {why}")
+
+
 def run_tests(
     call: Callable[..., Any],
     within: _Within,
@@ -112,14 +134,55 @@ def run_tests(
     ``within(limit, fn, *args)`` ends a call that takes longer than
     ``limit`` seconds as the answer's timeout."""
     within(limit, call, "load")
-    for number, (test_input, output) in enumerate(tests, 1):
-        if kind == "functional":
-            value = within(limit, call, "call", *arguments(test_input))
-            why = value_mismatch(value, json.loads(output))
-        else:
-            printed = within(limit, call, "stdin", test_input)
-            if type(printed) is not str:
-                raise WrongAnswer(f"test {number}: the program's output is not text")
-            why = stdout_mismatch(printed, output)
-        if why is not None:
-            raise WrongAnswer(f"test {number}: {why}")
+    for number, test in enumerate(tests, 1):
+        _judge(call, within, limit, kind, test, number)
+
+
+class Tally(AssertionError):
+    """Some test failed, with the count: ``TAG passed first`` on the first
+    line (``first`` 1-based), then the reason the first failure gives."""
+
+
+def _said(exc: BaseException) -> str:
+    name = type(exc).__name__
+    try:  # a candidate's exception: its text, when it has plain text
+        text = str(exc)
+    except Exception:
+        return name
+    return f"{name}: {text}" if text else name
+
+
+def tally_tests(
+    call: Callable[..., Any],
+    within: _Within,
+    limit: float,
+    kind: str,
+    tests: Sequence[tuple[str, str]],
+    tag: str,
+) -> None:
+    """`run_tests` that goes on past failures and counts the tests passed.
+
+    The verdict is the one `run_tests` gives: passed when every test
+    passes; a first failure that is a time limit (or anything else not an
+    ``Exception``) is raised as it is; otherwise `Tally` is raised at the
+    end. A limit reached after the first failure ends the run there (the
+    tests not reached count as not passed). ``tag`` is a secret of the
+    engine's that begins the tally, so no other failure reads as one."""
+    passed, first, why = 0, 0, ""
+    try:
+        within(limit, call, "load")
+    except Exception as exc:
+        raise Tally(f"{tag} 0 1\n{_said(exc)}") from None
+    for number, test in enumerate(tests, 1):
+        try:
+            _judge(call, within, limit, kind, test, number)
+            passed += 1
+        except Exception as exc:
+            if not first:
+                first, why = number, _said(exc)
+        except BaseException:
+            if not first:
+                raise
+            break
+    if first:
+        raise Tally(f"{tag} {passed} {first}\n{why}")

@@ -49,6 +49,8 @@ INPUT_CAP = MAX_MESSAGE * 3 // 4
 """Characters of one test's input: it travels to the candidate's process as
 one channel message (`channel.MAX_MESSAGE`)."""
 
+DESCRIBED = ("question_title", "platform", "contest_id", "contest_date", "difficulty")
+
 _STRING_OPS = frozenset(
     {
         "UNICODE",
@@ -78,13 +80,13 @@ class _Row(msgspec.Struct):
     canonical_solution: str = ""
 
 
-class _Test(msgspec.Struct):
+class Test(msgspec.Struct):
     input: str
     output: str
     testtype: str = "stdin"
 
 
-_tests = msgspec.json.Decoder(list[_Test])
+_tests = msgspec.json.Decoder(list[Test])
 
 
 def pickled_string(data: bytes) -> str:
@@ -120,7 +122,7 @@ def _decompress(data: bytes) -> bytes:
     return out
 
 
-def private_tests(text: str) -> list[_Test]:
+def private_tests(text: str) -> list[Test]:
     """The hidden tests: JSON, or the release files' encoded form."""
     if not text.strip():
         return []
@@ -139,7 +141,10 @@ def private_tests(text: str) -> list[_Test]:
         raise ValueError(f"the decoded tests are not a list of tests: {exc}") from None
 
 
-def _check_tests(tests: list[_Test], func_name: str) -> None:
+def check_tests(tests: list[Test], func_name: str) -> None:
+    """ValueError (naming the test) for tests a problem cannot run: none,
+    an unknown kind, an input over `INPUT_CAP`, over `TESTS_CAP` in all, or a
+    functional test whose arguments or output are not JSON."""
     if not tests:
         raise ValueError("the problem has no tests")
     total = 0
@@ -180,22 +185,43 @@ def _problem(row: _Row) -> Problem:
     except ValueError as exc:
         raise ValueError(f"private_test_cases: {exc}") from None
     tests = public + hidden
-    _check_tests(tests, func_name or "")
-    return Problem(
-        id=row.question_id,
-        fields={
-            "question_title": row.question_title,
-            "question_content": row.question_content,
-            "starter_code": row.starter_code,
-            "platform": row.platform,
-            "contest_id": row.contest_id,
-            "contest_date": row.contest_date,
-            "difficulty": row.difficulty,
-            "func_name": func_name or "",
-            "tests": orjson.dumps([[t.input, t.output] for t in tests]).decode(),
-            "canonical_solution": row.canonical_solution,
-        },
+    check_tests(tests, func_name or "")
+    return make_problem(
+        row.question_id,
+        question=row.question_content,
+        starter_code=row.starter_code,
+        func_name=func_name or "",
+        tests=tests,
+        canonical_solution=row.canonical_solution,
+        question_title=row.question_title,
+        platform=row.platform,
+        contest_id=row.contest_id,
+        contest_date=row.contest_date,
+        difficulty=row.difficulty,
     )
+
+
+def make_problem(
+    pid: str,
+    *,
+    question: str,
+    starter_code: str,
+    func_name: str,
+    tests: list[Test],
+    canonical_solution: str = "",
+    **described: str,
+) -> Problem:
+    """A problem in the fields the suite reads (``described``: title,
+    platform, contest and difficulty, empty when not given)."""
+    fields = {name: described.get(name, "") for name in DESCRIBED}
+    fields.update(
+        question_content=question,
+        starter_code=starter_code,
+        func_name=func_name,
+        tests=orjson.dumps([[t.input, t.output] for t in tests]).decode(),
+        canonical_solution=canonical_solution,
+    )
+    return Problem(id=pid, fields=fields)
 
 
 def tests_of(problem: Problem) -> list[tuple[str, str]]:

@@ -21,6 +21,10 @@ Two scoring models (``params.scoring``):
 - ``official``: the same wrapper, tests and comparison as one program in the
   candidate's process, as upstream runs them (a candidate can forge a pass
   there; the summary says so). A test past its limit fails the answer.
+
+With ``params.livecodebench.partial_credit`` (strict scoring) the verifier
+goes on past a failing test and the verdict carries tests passed of all and
+the first failing test (`lcb_tally`); the verdict itself is unchanged.
 """
 
 import functools
@@ -36,7 +40,7 @@ from aioeval.executors.base import Executor
 from aioeval.sandbox.protocol import Checked, Program
 from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Verdict
 
-from . import lcb_checks, lcb_child
+from . import lcb_checks, lcb_child, lcb_tally
 from . import lcb_data as data
 from .base import (
     MockRecord,
@@ -123,12 +127,21 @@ def _tests_source(tests_json: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
+def _tests(tests_json: str) -> tuple[tuple[str, str], ...]:
+    return tuple(data.parse_tests(tests_json))
+
+
 def _test_count(tests_json: str) -> int:
-    return len(data.parse_tests(tests_json))
+    return len(_tests(tests_json))
 
 
-def _driver(problem: Problem, within: str, limit: float) -> str:
-    return f"run_tests({ENTRY}, {within}, {limit!r}, {kind_of(problem)!r}, _LCB_TESTS)\n"
+def _driver(problem: Problem, within: str, limit: float, tag: str = "") -> str:
+    """The call that runs the tests: `lcb_checks.run_tests`, or with a
+    ``tag`` `lcb_checks.tally_tests` (per-test detail)."""
+    args = f"{ENTRY}, {within}, {limit!r}, {kind_of(problem)!r}, _LCB_TESTS"
+    if tag:
+        return f"tally_tests({args}, {tag!r})\n"
+    return f"run_tests({args})\n"
 
 
 class LiveCodeBench(SuiteBase):
@@ -151,12 +164,12 @@ class LiveCodeBench(SuiteBase):
         count = _test_count(problem.fields["tests"])
         return (self.limits.test_timeout_s + 1) * count + 5
 
-    def checked_task(self, problem: Problem, code: str) -> Checked:
+    def checked_task(self, problem: Problem, code: str, tag: str = "") -> Checked:
         return Checked(
             program=child_program(problem, code),
             entry=ENTRY,
             setup=_tests_source(problem.fields["tests"]),
-            driver=_driver(problem, "__aioeval_within__", self.limits.test_timeout_s),
+            driver=_driver(problem, "__aioeval_within__", self.limits.test_timeout_s, tag),
             cpu_s=self.budget(problem),
         )
 
@@ -200,6 +213,12 @@ class LiveCodeBench(SuiteBase):
     async def judge(self, problem: Problem, text: str, pool: Executor) -> tuple[Verdict, Execution]:
         if self.scoring == "official":
             out = await pool.execute(self.build_program(problem, text))
+        elif self.limits.partial_credit:
+            tag = lcb_tally.new_tag()
+            verdict, execution = verdict_from_outcome(
+                await pool.execute(self.checked_task(problem, text, tag))
+            )
+            return lcb_tally.tallied(verdict, tag, _tests(problem.fields["tests"])), execution
         else:
             out = await pool.execute(self.checked_task(problem, text))
         return verdict_from_outcome(out)

@@ -1,7 +1,7 @@
 """``aioeval serve``: a `Scorer` behind HTTP (aiohttp).
 
-- ``POST /v1/score``: ``{"benchmark", "problem_id" | "problem", "completion"}``,
-  or ``{"items": [...]}`` of those; answers the fields of a results.jsonl
+- ``POST /v1/score``: ``{"benchmark", "problem_id" | "problem", "completion"}``
+  (optional ``"wait"``, ``"detail"``), or ``{"items": [...]}`` of those; answers the fields of a results.jsonl
   row (one object, or ``{"results": [...]}`` in order).
 - ``GET /healthz``; ``GET /metrics`` (Prometheus text format).
 - Safe by default: who may call is decided from the headers before any body
@@ -57,6 +57,9 @@ class Item(msgspec.Struct, forbid_unknown_fields=True):
     problem_id: str | None = None
     problem: dict[str, Any] | None = None
     wait: bool = True
+    detail: bool = False
+    """Per-test detail (tests passed of all, the first failing test) where
+    the benchmark's tests are data; the verdict is the same either way."""
 
 
 class Batch(msgspec.Struct, forbid_unknown_fields=True):
@@ -238,7 +241,7 @@ class Service:
         assert problem is not None
         try:
             into[i] = await self.scorer.score(
-                item.benchmark, problem, item.completion, wait=item.wait
+                item.benchmark, problem, item.completion, wait=item.wait, detail=item.detail
             )
         except (InputError, Busy, DatasetError, SandboxError) as exc:
             into[i] = exc

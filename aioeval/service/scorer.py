@@ -34,6 +34,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 
 from aioeval.config import RunConfig, load_config
 from aioeval.errors import AioevalError, CandidateFault, DatasetError, InputError, SandboxError
@@ -44,7 +45,10 @@ from aioeval.run.journal import Journal
 from aioeval.suites import get_suite
 from aioeval.suites.base import Suite
 from aioeval.suites.crux_data import parse_problems as parse_crux
+from aioeval.suites.evalplus_data import parse as parse_evalplus
 from aioeval.suites.humaneval_format import parse_humaneval
+from aioeval.suites.io_data import parse_io
+from aioeval.suites.lcb_data import parse_lcb
 from aioeval.suites.mbpp_data import parse_mbpp
 from aioeval.types import (
     Candidate,
@@ -65,7 +69,16 @@ PARSERS = {
     "cruxeval-o": (parse_crux, "id"),
     "cruxeval-i": (parse_crux, "id"),
     "mbpp": (parse_mbpp, "task_id"),
+    "humaneval-plus": (parse_evalplus, "task_id"),
+    "mbpp-plus": (parse_evalplus, "task_id"),
+    "livecodebench": (parse_lcb, "question_id"),
+    "io-tests": (parse_io, "id"),
 }
+"""Each benchmark a caller may bring problems for: the suite's own parser
+(run in the bounded parser child) and the field that names a problem."""
+DETAILED = frozenset({"livecodebench", "io-tests"})
+"""Benchmarks whose tests are data, which give per-test detail when asked
+(``params.livecodebench.partial_credit``); the others ignore ``detail``."""
 
 
 class Busy(AioevalError):
@@ -106,7 +119,7 @@ class Scorer:
         self.queue = queue
         self._admit: anyio.Semaphore | None = None
         self._work: anyio.abc.TaskGroup | None = None
-        self._suites: dict[str, Suite] = {}
+        self._suites: dict[tuple[str, bool], Suite] = {}
         self._datasets: dict[str, dict[str, Problem]] = {}
         self._loading: dict[str, anyio.Lock] = {}
         self.callers = CallerProblems(
@@ -183,12 +196,17 @@ class Scorer:
         completion: str,
         *,
         wait: bool = True,
+        detail: bool = False,
     ) -> CandidateResult:
         """The verdict on ``completion`` (the model's raw answer: fences are
-        unwrapped as in runs) for a problem id or a problem dict."""
+        unwrapped as in runs) for a problem id or a problem dict. With
+        ``detail``, benchmarks whose tests are data (``livecodebench``,
+        ``io-tests``) also give tests passed of all and the first failing
+        test; the verdict is the same either way."""
         if self._admit is None:
             raise RuntimeError("use Scorer inside 'async with'")
-        suite, found = await self._problem(benchmark, problem)
+        detail = detail and benchmark in DETAILED
+        suite, found = await self._problem(benchmark, problem, detail)
         if not wait and self._admit.value == 0:
             raise Busy(f"the scorer is busy: {self.running} running, {self.waiting} waiting")
         self.waiting += 1
@@ -199,7 +217,7 @@ class Scorer:
         self.running += 1
         try:
             text = suite.unwrap(found, completion)
-            verdict, execution = await self._judged(suite, found, text)
+            verdict, execution = await self._judged(suite, found, text, detail)
         finally:
             self.running -= 1
             self._admit.release()
@@ -211,7 +229,7 @@ class Scorer:
         return result
 
     async def score_many(
-        self, items: Iterable[tuple[str, str | Mapping[str, Any], str]]
+        self, items: Iterable[tuple[str, str | Mapping[str, Any], str]], *, detail: bool = False
     ) -> AsyncIterator[CandidateResult]:
         """Verdicts for ``(benchmark, problem, completion)`` items, in order,
         scored concurrently as far as the queue allows. An item's error is
@@ -228,7 +246,7 @@ class Scorer:
 
         async def one(i: int) -> None:
             try:
-                results[i] = await self.score(*items[i])
+                results[i] = await self.score(*items[i], detail=detail)
             except Exception as exc:
                 results[i] = exc
             finally:
@@ -259,9 +277,13 @@ class Scorer:
             with anyio.CancelScope(shield=True):
                 await finished.wait()
 
-    async def _judged(self, suite: Suite, problem: Problem, text: str) -> tuple[Verdict, Execution]:
-        """Single flight per dedup key across callers, then the LRU cache."""
-        key = _key(suite.name, problem, suite.dedup_key(problem, text))
+    async def _judged(
+        self, suite: Suite, problem: Problem, text: str, detail: bool
+    ) -> tuple[Verdict, Execution]:
+        """Single flight per dedup key across callers, then the LRU cache
+        (verdicts with detail carry more: they are kept apart)."""
+        name = f"{suite.name}+detail" if detail else suite.name
+        key = _key(name, problem, suite.dedup_key(problem, text))
         (verdict, execution), cached = await self._done.get(
             key, lambda: self._run(suite, problem, text)
         )
@@ -283,9 +305,9 @@ class Scorer:
             return InfraError(reason=reason[:500], cause="engine"), Execution()
 
     async def _problem(
-        self, benchmark: str, problem: str | Mapping[str, Any]
+        self, benchmark: str, problem: str | Mapping[str, Any], detail: bool
     ) -> tuple[Suite, Problem]:
-        suite = self._suite(benchmark)
+        suite = self._suite(benchmark, detail)
         if isinstance(problem, str):
             found = (await self._dataset(benchmark)).get(problem)
             if found is None:
@@ -295,13 +317,19 @@ class Scorer:
         parse, id_field = PARSERS[benchmark]
         return suite, await self.callers.get(benchmark, problem, parse, id_field)
 
-    def _suite(self, name: str) -> Suite:
-        suite = self._suites.get(name)
+    def _suite(self, name: str, detail: bool = False) -> Suite:
+        """The benchmark's suite, one with per-test detail when asked for."""
+        key = (name, detail)
+        suite = self._suites.get(key)
         if suite is None:
             if name not in PARSERS:
                 known = ", ".join(PARSERS)
                 raise UnknownProblem(f"unknown benchmark {name!r}; choose one of {known}")
-            suite = self._suites[name] = get_suite(name, self.config.params)
+            params = self.config.params
+            if detail:
+                limits = msgspec.structs.replace(params.livecodebench, partial_credit=True)
+                params = msgspec.structs.replace(params, livecodebench=limits)
+            suite = self._suites[key] = get_suite(name, params)
         return suite
 
     async def _dataset(self, name: str) -> dict[str, Problem]:
