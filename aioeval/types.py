@@ -279,6 +279,10 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     verifier ran."""
     verifier_missing: list[str] = []
     """Layers the isolation mode asked for that the verifiers could not have."""
+    extraction: dict[str, int] = {}
+    """Answers by how their program was taken from the model's text
+    (results' ``extraction``: ``block``, ``blocks``, ``unfenced``, ``body``,
+    ``ambiguous``, ``none``); empty when every candidate ran as given."""
 
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:

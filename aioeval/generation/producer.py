@@ -37,10 +37,8 @@ from aioeval.errors import ConfigError
 from aioeval.events import EventHook, GenerationUpdate
 from aioeval.run.contract import Producer, PromptSource, WorkItem, default_buffer
 from aioeval.types import (
-    NO_CODE,
     Candidate,
     Dataset,
-    Failed,
     InfraError,
     Problem,
     Prompt,
@@ -296,9 +294,6 @@ class Generator:
         gens = sample_generations(result, texts, started, finished)
         for j, raw in enumerate(texts):
             taken = await self._take(problem, raw) if verdict is None else Taken(text="")
-            given: InfraError | Failed | None = verdict
-            if taken.kind == "none":
-                given = Failed(reason=NO_CODE)
             cand = Candidate(
                 problem_id=problem.id,
                 sample_index=indices[j],
@@ -308,6 +303,6 @@ class Generator:
                 extraction=taken.kind,
             )
             self.samples += verdict is None
-            await window.hand_on(WorkItem(candidate=cand, verdict=given))
+            await window.hand_on(WorkItem(candidate=cand, verdict=verdict))
         self._update()
         return len(texts)
