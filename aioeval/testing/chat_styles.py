@@ -29,6 +29,9 @@ class Case(msgspec.Struct, frozen=True, kw_only=True):
     """The function's body alone, for problems whose prompt it completes."""
     call: str = "main()"
     """An expression that exercises the program (``f(*EXAMPLE)``)."""
+    other: str = ""
+    """A program the answer shows and then drops (a draft); empty: a
+    wrong first try made from the program's first line."""
 
 
 Style = Callable[[Case], str | None]
@@ -69,7 +72,10 @@ def _reads_stdin(case: Case) -> bool:
 
 
 def _draft(case: Case) -> str:
-    """A first attempt the answer throws away (defines what the program does, wrongly)."""
+    """A first attempt the answer throws away (`Case.other`, or a wrong
+    definition of what the program defines)."""
+    if case.other:
+        return case.other
     first = re.search(r"^(def|class) (\w+)(.*)$", case.program, re.M)
     if first is None:
         return "x = int(input())\nprint(x)\n"
