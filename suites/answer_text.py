@@ -30,9 +30,21 @@ dropped); a longer answer is cut there, so extraction's time is bounded."""
 MAX_BLOCKS = 200
 """Fenced blocks read per answer; any after these are ignored."""
 
-_REASONING = ("think", "thinking", "reasoning", "reflection")
-_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*([^\n]*)")
+_REASONING = (
+    *((f"<{tag}>", f"</{tag}>") for tag in ("think", "thinking", "reasoning", "reflection")),
+    ("<|begin_of_thought|>", "<|end_of_thought|>"),
+    ("[think]", "[/think]"),
+    ("\u25c1think\u25b7", "\u25c1/think\u25b7"),
+    ("<seed:think>", "</seed:think>"),
+)
+"""Markers around the reasoning models show before they answer (the
+``<think>`` family, OpenThoughts, Magistral, Kimi and Seed models), compared
+case-insensitively."""
+_OPEN = re.compile(
+    r"(?P<quote>[ \t]*(?:>[ \t]?)+)?(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)"
+)
 _CLOSE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*")
+_ENDS_WITH_FENCE = re.compile(r"(.*[^`~ \t])[ \t]*(`{3,}|~{3,})[ \t]*")
 
 
 class Block(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,35 +59,31 @@ class Block(msgspec.Struct, frozen=True, kw_only=True):
 def normalise(raw: str) -> str:
     """The answer with unified line endings and shown reasoning removed."""
     text = raw.replace("\r\n", "\n").replace("\r", "\n")
-    for tag in _REASONING:
-        text = _drop_reasoning(text, tag)
+    for start, end in _REASONING:
+        text = _drop_reasoning(text, start, end)
     return text[:MAX_CHARS]
 
 
-def _drop_reasoning(text: str, tag: str) -> str:
-    """Text outside ``<tag>...</tag>`` spans (case-insensitive). A close with
+def _drop_reasoning(text: str, start: str, end: str) -> str:
+    """Text outside ``start...end`` spans (case-insensitive). A close with
     no open drops everything before it; an open with no close, everything
     after it."""
-    lower = text.lower()
-    start, end = f"<{tag}>", f"</{tag}>"
-    if start not in lower and end not in lower:
+    opens = re.compile(re.escape(start), re.IGNORECASE)
+    closes = re.compile(re.escape(end), re.IGNORECASE)
+    first_open, first_close = opens.search(text), closes.search(text)
+    if first_open is None and first_close is None:
         return text
-    out: list[str] = []
     pos = 0
-    first_close = lower.find(end)
-    first_open = lower.find(start)
-    if first_close != -1 and (first_open == -1 or first_close < first_open):
-        pos = first_close + len(end)
-    while True:
-        opened = lower.find(start, pos)
-        if opened == -1:
-            out.append(text[pos:])
-            break
-        out.append(text[pos:opened])
-        closed = lower.find(end, opened + len(start))
-        if closed == -1:
-            break
-        pos = closed + len(end)
+    if first_close is not None and (first_open is None or first_close.start() < first_open.start()):
+        pos = first_close.end()
+    out: list[str] = []
+    while (opened := opens.search(text, pos)) is not None:
+        out.append(text[pos : opened.start()])
+        closed = closes.search(text, opened.end())
+        if closed is None:
+            return "".join(out)
+        pos = closed.end()
+    out.append(text[pos:])
     return "".join(out)
 
 
@@ -86,23 +94,38 @@ def fenced_blocks(text: str) -> list[Block]:
     i = 0
     while i < len(lines) and len(blocks) < MAX_BLOCKS:
         opened = _OPEN.fullmatch(lines[i])
-        if opened is None or (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+        if opened is None or (opened["fence"][0] == "`" and "`" in opened["info"]):
             i += 1
             continue
-        fence = opened.group(1)
-        indent = len(lines[i]) - len(lines[i].lstrip(" \t"))
+        fence, quotes = opened["fence"], (opened["quote"] or "").count(">")
+        indent = len(opened["indent"])
         body: list[str] = []
         i += 1
         while i < len(lines):
-            closed = _CLOSE.fullmatch(lines[i])
-            if closed and closed.group(1)[0] == fence[0] and len(closed.group(1)) >= len(fence):
+            line = _unindent(_unquote(lines[i], quotes), indent)
+            closed = _CLOSE.fullmatch(line)
+            if closed and closed[1][0] == fence[0] and len(closed[1]) >= len(fence):
                 break
-            body.append(_unindent(lines[i], indent))
+            ends = _ENDS_WITH_FENCE.fullmatch(line)
+            if ends and ends[2][0] == fence[0] and len(ends[2]) >= len(fence):
+                body.append(ends[1])  # the closing fence written after the last line's code
+                break
+            body.append(line)
             i += 1
         i += 1
-        info = opened.group(2).strip().split(" ")[0].lower() if opened.group(2).strip() else ""
+        info = opened["info"].strip().split(" ")[0].lower()
         blocks.append(Block(text="\n".join(body) + "\n" if body else "", info=info))
     return blocks
+
+
+def _unquote(line: str, quotes: int) -> str:
+    """``line`` without up to ``quotes`` blockquote markers (``> ``)."""
+    for _ in range(quotes):
+        stripped = line.lstrip(" \t")
+        if not stripped.startswith(">"):
+            break
+        line = stripped[2:] if stripped[1:2] in (" ", "\t") else stripped[1:]
+    return line
 
 
 def _unindent(line: str, indent: int) -> str:

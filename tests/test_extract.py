@@ -182,6 +182,9 @@ def test_fences_of_any_length_close_only_on_their_own_kind() -> None:
         "```\nx\n```\n" * (MAX_BLOCKS + 50),  # more blocks than are read
         "def f(:\n    pass\n" * 2000,  # code-like lines that never compile
         "a = 1\nnot code here\n" * 2000,  # code and prose interleaved
+        "> " * 20000 + "x\n```python\n" + "> " * 20000,  # quote markers, no fence
+        " " * 100000 + "x```",  # a long line that almost ends a fence
+        "<think>" * 3000 + "</think>" * 3000,  # reasoning markers only
     ],
 )
 def test_adversarial_answers_end(raw: str) -> None:

@@ -181,6 +181,24 @@ STYLES: dict[str, Style] = {
     ),
     "body-only": lambda c: c.body or None,
     "body-fenced": lambda c: _fence(c.body) if c.body else None,
+    "blockquote": lambda c: "> Here is my answer:\n>\n" + _indent(_fence(c.program), "> "),
+    "fence-closed-on-last-line": lambda c: "```python\n" + c.program.rstrip("\n") + "```\n",
+    "thought-markers": lambda c: (
+        "<|begin_of_thought|>\n"
+        + _fence(_draft(c))
+        + "<|end_of_thought|>\n<|begin_of_solution|>\n"
+        + _fence(c.program)
+        + "<|end_of_solution|>\n"
+    ),
+    "bracket-think": lambda c: "[THINK]\n" + _fence(_draft(c)) + "[/THINK]\n" + _fence(c.program),
+    "triangle-think": lambda c: (
+        "\u25c1think\u25b7\n" + _fence(_draft(c)) + "\u25c1/think\u25b7\n" + _fence(c.program)
+    ),
+    "capitalised-info": lambda c: "**Solution**\n" + _fence(c.program, info="Python"),
+    "filename-comment": lambda c: _fence("# solution.py\n" + c.program),
+    "unfenced-doctest-after": lambda c: c.program + f"\nExample:\n>>> {c.call}\nEXAMPLE\n",
+    "sentence-then-body": lambda c: "Here is the completion:\n" + c.body if c.body else None,
+    "think-then-body": lambda c: "<think>\nThe body only.\n</think>\n" + c.body if c.body else None,
     "explanation-list-after": lambda c: (
         _fence(c.program)
         + "\n**Explanation:**\n1. We go through the input once.\n2. We return the result.\n"
