@@ -43,6 +43,14 @@ def reads_stdin(tree: ast.AST) -> bool:
     return False
 
 
+def sets_stdin(tree: ast.AST) -> bool:
+    """Does the code replace ``sys.stdin`` (a test feeding the program input)?"""
+    return any(
+        isinstance(n, ast.Attribute) and n.attr == "stdin" and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(tree)
+    )
+
+
 def is_zero(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value == 0
 

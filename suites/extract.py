@@ -193,6 +193,8 @@ def _code_width(pieces: list[str], i: int, budget: _Budget) -> int:
 
 def _choose(pieces: list[_Piece], target: Target) -> Extracted:
     entries = [p for p in pieces if p.tree is not None and _defines(p.tree, target)]
+    if target.stdin:
+        entries = _stdin_programs(entries)
     if entries:
         return _program(pieces, entries, target)
     bodies = [p for p in pieces if p.body]
@@ -246,6 +248,22 @@ def _defines(tree: ast.Module, target: Target) -> bool:
     if target.stdin:
         return reading.is_code(tree) and reading.reads_stdin(tree)
     return bool(reading.top_names(tree) & set(target.entry))
+
+
+def _stdin_programs(entries: list[_Piece]) -> list[_Piece]:
+    """Of the blocks that read stdin, those that are the program: a block
+    that replaces ``sys.stdin`` is a test harness, and a block of
+    definitions (``input = sys.stdin.readline``) supports a block that runs;
+    where no block is left, all of them."""
+    runs = [
+        p
+        for p in entries
+        if p.tree is not None and not reading.sets_stdin(p.tree) and _runs_something(p.tree)
+    ]
+    if runs:
+        return runs
+    plain = [p for p in entries if p.tree is not None and not reading.sets_stdin(p.tree)]
+    return plain or entries
 
 
 def _ambiguous(entries: list[_Piece], target: Target) -> bool:

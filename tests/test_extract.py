@@ -249,3 +249,27 @@ def test_reference_answers_are_taken_as_they_are() -> None:
         raw = f"```python\n{p.fields['canonical_solution']}\n```"
         got = targets.take(raw, targets.livecodebench(p))
         assert got.text.rstrip("\n") == p.fields["canonical_solution"].rstrip("\n"), p.id
+
+
+def _lcb_take(raw: str, pid: str) -> str:
+    return targets.take(raw, targets.livecodebench(LCB[pid])).text
+
+
+def test_a_stdin_test_harness_block_is_not_the_program() -> None:
+    prog = "def main():\n    n = int(input())\n    print(n * 2)\n\nmain()\n"
+    harness = "import io, sys\nsys.stdin = io.StringIO('3\\n')\nmain()\n"
+    raw = f"```python\n{prog}```\nTest:\n```python\n{harness}```"
+    assert _same(_lcb_take(raw, "lcb-sum"), prog)
+
+
+def test_a_stdin_reader_in_its_own_block_supports_the_program() -> None:
+    raw = "```python\nimport sys\ninput = sys.stdin.readline\n```\n```python\nn = int(input())\nprint(n)\n```"
+    got = targets.take(raw, targets.livecodebench(LCB["lcb-sum"]))
+    assert got.kind == "blocks"
+    assert _same(got.text, "import sys\ninput = sys.stdin.readline\nn = int(input())\nprint(n)\n")
+
+
+def test_a_functional_answer_without_the_class_is_taken_by_the_method_name() -> None:
+    fn = "def twoSum(nums, target):\n    return [0, 1]\n"
+    raw = f"```python\n{fn}```\n```python\nprint(twoSum([2, 7], 9))\n```"
+    assert _same(_lcb_take(raw, "lcb-two-sum"), fn)
