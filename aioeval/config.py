@@ -240,6 +240,10 @@ class Params(Base, frozen=True):
     """CRUXEval official mode: decide programs that only compare two literals
     (``defs; assert <literal> == <literal>``) in the engine, without a process.
     The verdict is the same; false executes every program as upstream does."""
+    extract: bool = False
+    """score: each sample is a raw chat answer; its program is taken as in
+    endpoint runs (recorded as results' ``extraction``). false: the sample
+    runs as given, as the official evaluators run it."""
     dedup: bool = True
     """Execute identical (problem, candidate) pairs once per run."""
     recheck_timeouts: bool = False

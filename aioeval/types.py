@@ -64,6 +64,25 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     raw: str
     text: str
     generation: Generation = Generation()
+    extraction: str | None = None
+    """How ``text`` was taken from ``raw`` (see `Taken`); None where nothing
+    was taken (scored as given, a replayed fixture)."""
+
+
+NO_CODE = "no code in the answer"
+"""The reason of an answer in which extraction found no code (``failed``)."""
+
+
+class Taken(msgspec.Struct, frozen=True, kw_only=True):
+    """The program a suite takes from a model's answer, and how: ``block``
+    (one fenced block), ``blocks`` (several: the program and what it uses),
+    ``unfenced`` (code without a fence), ``body`` (a completion of the
+    prompt's function), ``ambiguous`` (two blocks define the entry point
+    differently: the last is taken), ``none`` (no code at all); None when
+    the suite does not extract a program (CRUXEval's ``[ANSWER]``)."""
+
+    text: str
+    kind: str | None = None
 
 
 class FailingTest(msgspec.Struct, frozen=True, kw_only=True):
@@ -184,6 +203,10 @@ class CandidateResult(msgspec.Struct, frozen=True, kw_only=True):
     tests_total: int | None = None
     first_failing: FailingTest | None = None
     """With per-test detail: the first failing test (None when all passed)."""
+    extraction: str | None = None
+    """How the program was taken from the model's answer (`Taken`'s kinds:
+    ``block``, ``blocks``, ``unfenced``, ``body``, ``ambiguous``, ``none``);
+    None when the candidate was run as given."""
 
 
 def make_result(
@@ -222,6 +245,7 @@ def make_result(
         official_reason=None
         if isinstance(verdict, InfraError) or verdict.official_status is None
         else verdict.official_reason[:MAX_REASON],
+        extraction=candidate.extraction,
     )
 
 
@@ -279,6 +303,10 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     verifier ran."""
     verifier_missing: list[str] = []
     """Layers the isolation mode asked for that the verifiers could not have."""
+    extraction: dict[str, int] = {}
+    """Answers by how their program was taken from the model's text
+    (results' ``extraction``: ``block``, ``blocks``, ``unfenced``, ``body``,
+    ``ambiguous``, ``none``); empty when every candidate ran as given."""
 
     def measurement(self, name: str) -> Measurement | None:
         for m in self.measurements:

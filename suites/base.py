@@ -38,6 +38,7 @@ from aioeval.types import (
     Problem,
     Prompt,
     Status,
+    Taken,
     Timeout,
     Verdict,
     status_of,
@@ -96,6 +97,10 @@ class Suite(Protocol):
         """The candidate as executed, from the model's raw text (never raises)."""
         ...
 
+    def take(self, problem: Problem, raw: str) -> Taken:
+        """`unwrap`'s text with how it was taken (`Taken`; never raises)."""
+        ...
+
     def reference(self, problem: Problem) -> str:
         """The reference answer, as a raw candidate (for ``params.execute``)."""
         ...
@@ -143,6 +148,12 @@ class SuiteBase:
 
     def dedup_key(self, problem: Problem, text: str) -> str:
         return text
+
+    def unwrap(self, problem: Problem, raw: str) -> str:
+        return self.take(problem, raw).text
+
+    def take(self, problem: Problem, raw: str) -> Taken:
+        return Taken(text=raw)
 
     def pass_counts(self, per_problem: Mapping[str, list[int]]) -> dict[str, tuple[int, int]]:
         return {k: (v[0], v[1]) for k, v in per_problem.items() if v[0] > 0}

@@ -42,11 +42,13 @@ from aioeval.types import (
     Passed,
     Problem,
     Prompt,
+    Taken,
     Verdict,
 )
 
 from . import crux_answers as answers
 from . import crux_data as data
+from .answer_text import normalise
 from .base import (
     MockRecord,
     Mode,
@@ -188,8 +190,10 @@ class _CruxEval(SuiteBase):
             text=SYSTEM + "\n\n" + user + "\n\n",
         )
 
-    def unwrap(self, problem: Problem, raw: str) -> str:
-        return answers.extract_answer(raw, self.task)
+    def take(self, problem: Problem, raw: str) -> Taken:
+        """The ``[ANSWER]`` after line endings are unified and shown reasoning
+        dropped (`answer_text.normalise`), as for the program suites."""
+        return Taken(text=answers.extract_answer(normalise(raw), self.task))
 
     def reference(self, problem: Problem) -> str:
         f = problem.fields

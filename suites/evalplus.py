@@ -52,22 +52,22 @@ from aioeval.types import (
     Passed,
     Problem,
     Prompt,
+    Taken,
     Verdict,
     status_of,
 )
 
 from . import evalplus_data as data
 from . import evalplus_truth as truth
+from . import targets
 from .base import (
     MockRecord,
     Mode,
     SuiteBase,
     dataset_of,
-    defines_function,
     fixture_records,
     offload,
     sample_rows,
-    unwrap_fence,
     verdict_from_outcome,
 )
 from .evalplus_harness import _AIOEVAL_NOT_NONE as NOT_NONE
@@ -208,13 +208,13 @@ class EvalPlus(SuiteBase):
             text=text,
         )
 
-    def unwrap(self, problem: Problem, raw: str) -> str:
-        """The whole program: a fenced answer that defines the entry point
-        as it is; otherwise the prompt continued by the answer."""
-        body = unwrap_fence(raw)
-        if defines_function(body, problem.fields["entry_point"]):
-            return body
-        return problem.fields["prompt"] + raw
+    def take(self, problem: Problem, raw: str) -> Taken:
+        """The whole program: what the answer defines, or, for a body, the
+        prompt continued by it."""
+        got = targets.take(raw, targets.humaneval(problem))
+        if got.kind == "body":
+            return Taken(text=problem.fields["prompt"] + got.text, kind=got.kind)
+        return got
 
     def reference(self, problem: Problem) -> str:
         return problem.fields["prompt"] + problem.fields["canonical_solution"]

@@ -33,8 +33,9 @@ from aioeval.config import Params
 from aioeval.errors import ConfigError, InputError
 from aioeval.executors.base import Executor
 from aioeval.sandbox.protocol import Checked, Program
-from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Verdict
+from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Taken, Verdict
 
+from . import targets
 from .base import (
     MockRecord,
     Mode,
@@ -43,7 +44,6 @@ from .base import (
     dataset_of,
     fixture_records,
     read_completions,
-    unwrap_fence,
     verdict_from_outcome,
 )
 from .humaneval_format import parse_humaneval, read_humaneval_file
@@ -139,8 +139,8 @@ class HumanEval(SuiteBase):
             text=text,
         )
 
-    def unwrap(self, problem: Problem, raw: str) -> str:
-        return unwrap_fence(raw)
+    def take(self, problem: Problem, raw: str) -> Taken:
+        return targets.take(raw, targets.humaneval(problem))
 
     def reference(self, problem: Problem) -> str:
         return problem.fields.get("canonical_solution", "")

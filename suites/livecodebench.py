@@ -38,9 +38,9 @@ from aioeval.config import Params
 from aioeval.errors import ConfigError, InputError
 from aioeval.executors.base import Executor
 from aioeval.sandbox.protocol import Checked, Program
-from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Verdict
+from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Taken, Verdict
 
-from . import lcb_checks, lcb_child, lcb_tally
+from . import lcb_checks, lcb_child, lcb_tally, targets
 from . import lcb_data as data
 from .base import (
     MockRecord,
@@ -204,8 +204,8 @@ class LiveCodeBench(SuiteBase):
             text=f"{SYSTEM}\n\n{user}",
         )
 
-    def unwrap(self, problem: Problem, raw: str) -> str:
-        return extract_code(raw)
+    def take(self, problem: Problem, raw: str) -> Taken:
+        return targets.take(raw, targets.livecodebench(problem))
 
     def reference(self, problem: Problem) -> str:
         return f"```python\n{problem.fields['canonical_solution']}\n```"

@@ -35,9 +35,10 @@ from aioeval.config import Params
 from aioeval.errors import ConfigError
 from aioeval.executors.base import Executor
 from aioeval.sandbox.protocol import Checked, Program
-from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Verdict
+from aioeval.types import Candidate, Dataset, Execution, Problem, Prompt, Taken, Verdict
 
 from . import mbpp_data as data
+from . import targets
 from .base import (
     MockRecord,
     Mode,
@@ -46,7 +47,6 @@ from .base import (
     fixture_records,
     read_completions,
     require_references,
-    unwrap_fence,
     verdict_from_outcome,
 )
 
@@ -164,8 +164,8 @@ class Mbpp(SuiteBase):
             text=text,
         )
 
-    def unwrap(self, problem: Problem, raw: str) -> str:
-        return unwrap_fence(raw)
+    def take(self, problem: Problem, raw: str) -> Taken:
+        return targets.take(raw, targets.mbpp(problem, data.tests_of(problem)))
 
     def reference(self, problem: Problem) -> str:
         return problem.fields["code"]

@@ -551,3 +551,43 @@ async def test_endpoint_run_against_the_fake_server(tmp_path: Path) -> None:
     assert len(rows) == 10 and summary.complete
     assert {r["problem_id"] for r in rows if r["status"] != "passed"} == {"lcb-mean"}
     assert all("```" not in r["candidate"] and "print(0)" not in r["candidate"] for r in rows)
+
+
+SWALLOWS = {
+    "lcb-sum": "import time\ntry:\n    time.sleep(20)\nexcept:\n    pass\n"
+    "a, b = map(int, input().split())\nprint(a + b)\n",
+    "lcb-two-sum": "import time\nclass Solution:\n    def twoSum(self, nums, target):\n"
+    "        try:\n            time.sleep(20)\n        except:\n            pass\n"
+    "        seen = {}\n        for i, x in enumerate(nums):\n"
+    "            if target - x in seen:\n                return [seen[target - x], i]\n"
+    "            seen[x] = i\n",
+}
+
+
+@pytest.mark.parametrize("scoring", ["official", "strict"])
+def test_a_program_that_swallows_the_time_limit_is_judged_as_upstream(
+    tmp_path: Path, scoring: str
+) -> None:
+    """A bare ``except:`` around a sleep past the test's limit. Upstream's
+    alarm handler prints a line, then raises: a stdin program that swallows
+    it has the line in its captured output (a wrong answer); a functional
+    program returns its value, which upstream compares and passes. Strict
+    scoring ends the call at the limit (a timeout) either way."""
+    samples = write_jsonl(
+        tmp_path / "s.jsonl", [{"task_id": k, "completion": v} for k, v in SWALLOWS.items()]
+    )
+    out = tmp_path / scoring
+    proc = aioeval(
+        "score", "--benchmark", "livecodebench", "--samples", str(samples), "--out", str(out),
+        "--quiet", "--set", f"params.scoring={scoring}",
+        "--set", "params.livecodebench.test_timeout_s=1",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    _, results = read_run(out)
+    got = {r.problem_id: r.status for r in results}
+    if scoring == "strict":
+        assert got == {"lcb-sum": "timeout", "lcb-two-sum": "timeout"}
+    else:
+        assert got == {"lcb-sum": "failed", "lcb-two-sum": "passed"}
+        reason = next(r.reason for r in results if r.problem_id == "lcb-sum")
+        assert "2 output line(s), expected 1" in reason

@@ -150,7 +150,7 @@ def test_prompt_gives_the_task_and_the_first_test() -> None:
 def test_unwrap_takes_the_fenced_code() -> None:
     suite = get_suite("mbpp")
     raw = "Sure:\n```python\ndef f(x):\n    return x\n```\nThat is all."
-    assert suite.unwrap(BY_ID["1"], raw) == "def f(x):\n    return x"
+    assert suite.unwrap(BY_ID["1"], raw) == "def f(x):\n    return x\n"
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,14 @@ from aioeval.config import RunConfig
 from aioeval.errors import ConfigError
 from aioeval.events import EventHook, GenerationUpdate
 from aioeval.run.contract import Producer, PromptSource, WorkItem, default_buffer
-from aioeval.types import Candidate, Dataset, InfraError, Problem, Prompt
+from aioeval.types import (
+    Candidate,
+    Dataset,
+    InfraError,
+    Problem,
+    Prompt,
+    Taken,
+)
 
 from ._accounting import sample_generations
 from ._window import Window
@@ -46,6 +53,9 @@ from .credentials import ApiKey, resolve_credentials
 from .netguard import check_endpoint
 from .ratelimit import Ask, Outcome, RateLimiter, Stalled, estimate_tokens
 from .retry import Attempted, Clock, Failure, RealClock, Retry, call_with_retry
+
+OFFLOAD_CHARS = 20_000
+"""Answers longer than this are read for their program in a worker thread."""
 
 
 def check_ready(cfg: RunConfig) -> None:
@@ -248,6 +258,13 @@ class Generator:
         self._update()
         return comp
 
+    async def _take(self, problem: Problem, raw: str) -> Taken:
+        """The program in ``raw``; a long answer is read in a worker thread,
+        so its parsing cannot hold up the event loop."""
+        if len(raw) > OFFLOAD_CHARS:
+            return await anyio.to_thread.run_sync(self.suite.take, problem, raw)
+        return self.suite.take(problem, raw)
+
     async def _hand_on(
         self,
         window: Window,
@@ -276,12 +293,14 @@ class Generator:
             self.n_ok = self.n_ok and len(texts) == k
         gens = sample_generations(result, texts, started, finished)
         for j, raw in enumerate(texts):
+            taken = await self._take(problem, raw) if verdict is None else Taken(text="")
             cand = Candidate(
                 problem_id=problem.id,
                 sample_index=indices[j],
                 raw=raw,
-                text=self.suite.unwrap(problem, raw) if verdict is None else "",
+                text=taken.text,
                 generation=gens[j],
+                extraction=taken.kind,
             )
             self.samples += verdict is None
             await window.hand_on(WorkItem(candidate=cand, verdict=verdict))

@@ -169,7 +169,7 @@ def outcome_rows(f: RunFacts) -> list[Row]:
     """What happened: the rows printed at the end of a run, and the second
     half of the report."""
     s = f.summary
-    rows = [Row("candidates", counts_text(s))]
+    rows = [Row("candidates", counts_text(s)), *extraction_rows(s)]
     if s.executions or s.executions_saved:
         saved = count(s.executions_saved)
         rows.append(Row("executions", f"{count(s.executions)} (saved by dedup: {saved})"))
@@ -207,6 +207,19 @@ def outcome_rows(f: RunFacts) -> list[Row]:
         )
     rows += [Row("note", clean(n, 2000)) for n in s.notes]
     return rows
+
+
+def extraction_rows(s: Summary) -> list[Row]:
+    """How programs were taken from the answers, with the answers where no
+    code was found first (so "no code" is not read as "wrong code")."""
+    if not s.extraction:
+        return []
+    none = s.extraction.get("none", 0)
+    text = f"{count(none)} of {count(sum(s.extraction.values()))} answers had no code we could find"
+    kinds = ", ".join(f"{k} {count(v)}" for k, v in s.extraction.items() if k != "none")
+    return [
+        Row("code found", text + (f" (taken as: {kinds})" if kinds else ""), "warn" if none else "")
+    ]
 
 
 def both_rows(s: Summary) -> list[Row]:

@@ -13,7 +13,7 @@ import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream, MemoryObjectStreamStatistics
 
-from aioeval.types import Candidate, Problem, Prompt, Verdict
+from aioeval.types import Candidate, Problem, Prompt, Taken, Verdict
 
 
 class WorkItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -65,4 +65,4 @@ class PromptSource(Protocol):
 
     def prompt(self, problem: Problem) -> Prompt: ...
 
-    def unwrap(self, problem: Problem, raw: str) -> str: ...
+    def take(self, problem: Problem, raw: str) -> Taken: ...

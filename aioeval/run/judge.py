@@ -31,9 +31,11 @@ from aioeval.run.journal import read_results, rewrite_journal
 from aioeval.run.summary import RunStats
 from aioeval.suites.base import Suite, offload
 from aioeval.types import (
+    NO_CODE,
     CandidateResult,
     Error,
     Execution,
+    Failed,
     InfraError,
     Problem,
     Timeout,
@@ -62,6 +64,9 @@ class Judge:
         cand = item.candidate
         if item.verdict is not None:
             return make_result(cand, item.verdict, Execution())
+        if cand.extraction == "none":
+            # Nothing to run: the model wrote no code, which is not a Python error.
+            return make_result(cand, Failed(reason=NO_CODE), Execution())
         problem = self.problems[cand.problem_id]
         key = await self._key(problem, cand.text)
         if not self.params.dedup:

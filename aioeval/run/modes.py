@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import anyio.to_thread
+import msgspec
+
 from aioeval.config import RunConfig
 from aioeval.errors import ConfigError
 from aioeval.events import EventHook
@@ -102,6 +105,8 @@ async def plan(
     if mode == "score":
         assert samples is not None
         cands = list(suite.read_samples(Path(samples), dataset))
+        if cfg.params.extract:
+            cands = await anyio.to_thread.run_sync(taken_from, suite, dataset, cands)
         dataset = _covered(dataset, {c.problem_id for c in cands})
         return Plan(
             mode=mode,
@@ -161,6 +166,16 @@ def identify(dataset: Dataset, cfg: RunConfig) -> DatasetInfo:
             f"{digest}|retry:{retry.max_attempts}:{retry.backoff_base_s}:{retry.backoff_max_s}".encode()
         ).hexdigest()
     return DatasetInfo(name=dataset.name, version=version, digest=digest, size=dataset.size)
+
+
+def taken_from(suite: Suite, dataset: Dataset, cands: list[Candidate]) -> list[Candidate]:
+    """Raw chat answers (``params.extract``) with their programs taken."""
+    problems = {p.id: p for p in dataset.problems}
+    out = []
+    for c in cands:
+        taken = suite.take(problems[c.problem_id], c.raw)
+        out.append(msgspec.structs.replace(c, text=taken.text, extraction=taken.kind))
+    return out
 
 
 def reference_candidates(suite: Suite, dataset: Dataset) -> list[Candidate]:

@@ -48,12 +48,16 @@ class RunStats:
         self.rate_limited = 0
         self.candidates = 0
         self.disagreements = 0
+        self.extraction: Counter[str] = Counter()
+        """Answers by how their program was taken (results' ``extraction``)."""
 
     def add(self, r: CandidateResult) -> None:
         self.candidates += 1
         if r.official_status is not None and r.official_status != r.status:
             self.disagreements += 1
         self.counts[r.status] += 1
+        if r.extraction is not None:
+            self.extraction[r.extraction] += 1
         if r.status == "infra_error":
             self.infra_causes[r.infra_cause or "unknown"] += 1
         else:
@@ -94,6 +98,8 @@ class RunStats:
         """Undo ``add`` for a verdict that is being replaced (timeout re-check)."""
         self.candidates -= 1
         self.counts[r.status] -= 1
+        if r.extraction is not None:
+            self.extraction[r.extraction] -= 1
         if r.status != "infra_error":
             nc = self.per_problem[r.problem_id]
             nc[0] -= 1
@@ -286,4 +292,5 @@ def build_summary(
         disagreements=stats.disagreements if cfg.params.scoring == "both" else None,
         verifier_isolation=facts.verifier_layers,
         verifier_missing=facts.verifier_missing,
+        extraction={k: v for k, v in sorted(stats.extraction.items()) if v},
     )

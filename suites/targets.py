@@ -1,0 +1,67 @@
+"""What each suite's answers must define, for the extractor (`extract`):
+the entry point a program has to bind, and the prompt a body completes.
+
+Kept apart from the suites so that a suite's answer path is one call:
+``take(raw, target)``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+
+from aioeval.types import Problem, Taken
+
+from .extract import Target, extract
+
+_BUILTINS = frozenset(dir(builtins))
+_DEFINES = re.compile(r"^(?:class|def|async\s+def)\s+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def take(raw: str, target: Target) -> Taken:
+    """The program in ``raw`` for ``target``, and how it was taken."""
+    got = extract(raw, target)
+    return Taken(text=got.text, kind=got.kind)
+
+
+def humaneval(problem: Problem) -> Target:
+    """A HumanEval-format problem: its entry point; a body completes the prompt."""
+    f = problem.fields
+    return Target(entry=(f["entry_point"],), prompt=f["prompt"])
+
+
+def mbpp(problem: Problem, tests: tuple[str, ...]) -> Target:
+    """An MBPP problem: the names its tests call that its reference defines
+    (the function under test); with none, every name the tests call."""
+    called: set[str] = set()
+    for test in tests:
+        called |= _called(test)
+    defined = set(_DEFINES.findall(problem.fields.get("code", "")))
+    entry = (called & defined) or called
+    return Target(entry=tuple(sorted(entry)))
+
+
+def livecodebench(problem: Problem) -> Target:
+    """A LiveCodeBench problem: a functional one's starter class
+    (``Solution``) or its method's name; a stdin one has no entry (the
+    program reads stdin)."""
+    f = problem.fields
+    if not f["func_name"]:
+        return Target()
+    named = _DEFINES.findall(f.get("starter_code", ""))
+    # The method's name too: an answer may define it as a plain function,
+    # which upstream's harness calls when there is no class.
+    return Target(entry=tuple(dict.fromkeys([*named[:1], f["func_name"]])))
+
+
+def _called(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in _BUILTINS
+    }
