@@ -22,7 +22,31 @@ _DEFINES = re.compile(r"^(?:class|def|async\s+def)\s+([A-Za-z_]\w*)", re.MULTILI
 def take(raw: str, target: Target) -> Taken:
     """The program in ``raw`` for ``target``, and how it was taken."""
     got = extract(raw, target)
-    return Taken(text=got.text, kind=got.kind)
+    text = got.text
+    if got.kind not in (None, "body", "none") and target.prompt and _open_signature(target.prompt):
+        text = STUB + text
+    return Taken(text=text, kind=got.kind)
+
+
+STUB = "    pass\n"
+"""Closes a prompt that ends in a bare signature (``def add(a, b):``) when
+the answer is a whole program: the program runs after the prompt, and its
+own definition of the function replaces the stub, as when a prompt with a
+docstring is followed by the model's whole function."""
+
+
+def _open_signature(prompt: str) -> bool:
+    """Does the prompt only compile with a body added (a bare signature)?"""
+    try:
+        compile(prompt, "<prompt>", "exec")
+        return False
+    except SyntaxError:
+        pass
+    try:
+        compile(prompt + STUB, "<prompt>", "exec")
+        return True
+    except SyntaxError:
+        return False
 
 
 def humaneval(problem: Problem) -> Target:

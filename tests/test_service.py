@@ -160,7 +160,7 @@ async def test_http_answers_rows_and_one_line_errors(server: tuple[str, Scorer])
     assert {"reason", "cpu_ms", "wall_ms", "cached"} <= set(row)
     batch = {"items": [item, {"benchmark": "human-eval", "problem": ADD, "completion": "x"}]}
     status, body = await _post(url + "/v1/score", batch)
-    assert status == 200 and [r["status"] for r in body["results"]] == ["passed", "error"]
+    assert status == 200 and [r["status"] for r in body["results"]] == ["passed", "failed"]
     cases = [
         (b"{bad", 400, "malformed"),
         ({"benchmark": "human-eval", "completion": "x"}, 400, "exactly one of"),
@@ -182,7 +182,9 @@ async def test_http_answers_rows_and_one_line_errors(server: tuple[str, Scorer])
             text = await r.text()
     assert 'aioeval_verdicts_total{status="passed"} 2' in text
     assert 'aioeval_http_responses_total{code="404"} 2' in text
-    assert "aioeval_score_seconds_count 2" in text and scorer.executed == 2
+    assert (
+        "aioeval_score_seconds_count 2" in text and scorer.executed == 1
+    )  # "x" is no code: failed, not run
 
 
 def test_serve_drains_on_sigterm(tmp_path: Any) -> None:
@@ -383,3 +385,22 @@ async def test_score_many_in_aclosing_cancels_at_once() -> None:
                 assert result.status == "passed"
                 break
         assert scorer.running == 0 and scorer.waiting == 0
+
+
+@pytest.mark.anyio
+async def test_the_scorer_takes_the_program_from_a_chat_answer_and_says_how() -> None:
+    """As in runs: the program is taken from the answer (`extraction` says
+    how), and an answer with no code is failed without running anything."""
+    problem = {
+        "prompt": "def add(a, b):\n",
+        "entry_point": "add",
+        "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
+    }
+    chat = "Sure:\n\n```python\ndef add(a, b):\n    return a + b\n```\n\n```python\nprint(add(1, 2))\n```\n"
+    async with Scorer(aioeval.load_config(overrides=["params.workers=1"])) as scorer:
+        taken = await scorer.score("human-eval", problem, chat)
+        prose = await scorer.score("human-eval", problem, "I cannot help with that.")
+        executed = scorer.executed
+    assert taken.status == "passed" and taken.extraction == "block", taken
+    assert prose.status == "failed" and prose.reason == "no code in the answer", prose
+    assert prose.extraction == "none" and executed == 1

@@ -51,10 +51,12 @@ from aioeval.suites.io_data import parse_io
 from aioeval.suites.lcb_data import parse_lcb
 from aioeval.suites.mbpp_data import parse_mbpp
 from aioeval.types import (
+    NO_CODE,
     Candidate,
     CandidateResult,
     Error,
     Execution,
+    Failed,
     InfraError,
     Problem,
     Verdict,
@@ -207,6 +209,16 @@ class Scorer:
             raise RuntimeError("use Scorer inside 'async with'")
         detail = detail and benchmark in DETAILED
         suite, found = await self._problem(benchmark, problem, detail)
+        taken = suite.take(found, completion)
+        cand = Candidate(
+            problem_id=found.id,
+            sample_index=0,
+            raw=completion,
+            text=taken.text,
+            extraction=taken.kind,
+        )
+        if taken.kind == "none":  # nothing to run: failed as in runs
+            return self._finish(make_result(cand, Failed(reason=NO_CODE), Execution()))
         if not wait and self._admit.value == 0:
             raise Busy(f"the scorer is busy: {self.running} running, {self.waiting} waiting")
         self.waiting += 1
@@ -216,13 +228,13 @@ class Scorer:
             self.waiting -= 1
         self.running += 1
         try:
-            text = suite.unwrap(found, completion)
-            verdict, execution = await self._judged(suite, found, text, detail)
+            verdict, execution = await self._judged(suite, found, taken.text, detail)
         finally:
             self.running -= 1
             self._admit.release()
-        cand = Candidate(problem_id=found.id, sample_index=0, raw=completion, text=text)
-        result = make_result(cand, verdict, execution)
+        return self._finish(make_result(cand, verdict, execution))
+
+    def _finish(self, result: CandidateResult) -> CandidateResult:
         self.counts[result.status] += 1
         if self.journal is not None:
             self.journal.write(result)
