@@ -117,8 +117,42 @@ def _extract(raw: str, target: Target) -> Extracted:
     blocks = fenced_blocks(text)
     if not blocks:
         blocks = _unfenced(text, target, budget)
-    pieces = [_read(b, target, budget) for b in blocks]
+    pieces = _joined([_read(b, target, budget) for b in blocks], target, budget)
     return _choose(pieces, target)
+
+
+def _joined(pieces: list[_Piece], target: Target, budget: _Budget) -> list[_Piece]:
+    """A block that ends in the entry point's signature and docstring, and
+    the indented block right after it that is its body (an answer that
+    explains a function in steps), as one block."""
+    out: list[_Piece] = []
+    for p in pieces:
+        prev = out[-1] if out else None
+        if prev is not None and prev.tree is not None and _stub_end(prev.tree, target):
+            if p.block.text[:1].isspace():
+                text = (prev.text if prev.text.endswith("\n") else prev.text + "\n") + p.block.text
+                tree = budget.compiles(text)
+                if tree is not None and not _stub_end(tree, target):
+                    out[-1] = _Piece(block=prev.block, text=text, tree=tree)
+                    continue
+        out.append(p)
+    return out
+
+
+def _stub_end(tree: ast.Module, target: Target) -> bool:
+    """Does the code end in a definition of an entry point whose body stops
+    at its docstring, ``pass`` or ``...`` (no ``return`` yet)?"""
+    last = tree.body[-1] if tree.body else None
+    if (
+        not isinstance(last, ast.FunctionDef | ast.AsyncFunctionDef)
+        or last.name not in target.entry
+    ):
+        return False
+    end = last.body[-1]
+    stub = isinstance(end, ast.Pass) or (
+        isinstance(end, ast.Expr) and isinstance(end.value, ast.Constant)
+    )
+    return stub and not any(isinstance(n, ast.Return) for n in ast.walk(last))
 
 
 def _read(block: Block, target: Target, budget: _Budget) -> _Piece:

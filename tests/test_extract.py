@@ -156,6 +156,18 @@ def test_the_last_of_two_definitions_is_taken_and_marked_ambiguous() -> None:
     assert extract(same_twice, Target(entry=("f",))).kind == "block"
 
 
+def test_a_function_explained_in_two_steps_is_one_program() -> None:
+    """A signature and docstring in one block, its body in the next."""
+    raw = (
+        '**Step 1**\n\n```python\ndef f(n):\n    import math\n    """n, doubled."""\n```\n\n'
+        "Next, the logic:\n\n```python\n    return 2 * n\n```\n"
+    )
+    got = extract(raw, Target(entry=("f",)))
+    assert _same(got.text, 'def f(n):\n    import math\n    """n, doubled."""\n    return 2 * n\n')
+    done = "```python\ndef f(n):\n    return n\n```\n\n```python\n    return 2 * n\n```\n"
+    assert _same(extract(done, Target(entry=("f",))).text, "def f(n):\n    return n\n")
+
+
 def test_normalise_unifies_line_endings_and_drops_reasoning() -> None:
     assert normalise("a\r\nb\rc") == "a\nb\nc"
     assert normalise("<THINK>x</think>y<reasoning>z") == "y"
