@@ -26,10 +26,7 @@ import errno
 import os
 from dataclasses import dataclass, field
 
-try:
-    from . import frames
-except ImportError:  # loaded as a top-level module inside the template or verifier
-    import frames  # type: ignore[no-redef,import-not-found]
+from . import frames
 
 CONTROLLERS = ("memory", "pids", "cpu")
 LAYERS = {"memory": "cgroup-memory", "pids": "cgroup-pids", "cpu": "cgroup-cpu"}

@@ -27,10 +27,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Protocol
 
-try:
-    from . import handlemath
-except ImportError:  # loaded as a top-level module inside the verifier
-    import handlemath  # type: ignore[no-redef,import-not-found]
+from . import handlemath
 
 # Flags the child reports on a handle (about its own object; they only
 # choose which of Python's defaults the verifier may apply on its own).

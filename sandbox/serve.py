@@ -28,14 +28,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-try:
-    from . import described, frames, plaincall, protocol, wire
-except ImportError:  # loaded as a top-level module inside the template
-    import described  # type: ignore[no-redef,import-not-found]
-    import frames  # type: ignore[no-redef,import-not-found]
-    import plaincall  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import wire  # type: ignore[no-redef,import-not-found]
+from . import described, frames, plaincall, protocol, wire
 
 _type = type
 _id = id

@@ -20,33 +20,17 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-try:
-    from . import plaincall, protocol, testrandom, wire
-    from .handles import (
-        BASES,
-        EXC_CLASS,
-        CandidateError,
-        CandidateExit,
-        CandidateGone,
-        CheckSetupError,
-        Handle,
-        Refused,
-    )
-except ImportError:  # loaded as a top-level module inside the verifier
-    import plaincall  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import testrandom  # type: ignore[no-redef,import-not-found]
-    import wire  # type: ignore[no-redef,import-not-found]
-    from handles import (  # type: ignore[no-redef,import-not-found]
-        BASES,
-        EXC_CLASS,
-        CandidateError,
-        CandidateExit,
-        CandidateGone,
-        CheckSetupError,
-        Handle,
-        Refused,
-    )
+from . import plaincall, protocol, testrandom, wire
+from .handles import (
+    BASES,
+    EXC_CLASS,
+    CandidateError,
+    CandidateExit,
+    CandidateGone,
+    CheckSetupError,
+    Handle,
+    Refused,
+)
 
 _READS = frozenset({"plain", "state"})
 """Requests that only read a value (with the builtin type's own methods)."""
