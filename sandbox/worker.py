@@ -1,13 +1,13 @@
 """Sandbox template process: pre-warmed, clean, forks one child per job.
 
-Started by the engine through `_launch` (``<abs python> -s -S -P _launch.py
-aioeval.sandbox.worker SITE_DIR...``) with an allowlisted environment (never the engine's), so the template's memory
-holds no API key and forking it is safe. It reads `protocol` frames on stdin
-and writes one Outcome per Job on stdout. This module is the entry point and
-the frame loop; each job is run by `template.Template` (fork, wait with a
-wall-clock backstop, reap, kill what the child left behind, read a short
-tail of its output, remove the throwaway directory), and the Outcome is
-decided by `verdict`.
+Started by the engine through `_launch` (no site hooks, nothing of the
+engine imported) with an allowlisted environment (never the engine's), so
+the template's memory holds no API key and forking it is safe. It reads
+`protocol` frames on stdin and writes one Outcome per Job on stdout. This
+module is the entry point and the frame loop; each job is run by
+`template.Template` (fork, wait with a wall-clock backstop, reap, kill what
+the child left behind, read a short tail of its output, remove the throwaway
+directory), and the Outcome is decided by `verdict`.
 
 Isolation (see `layers`): at start the template sets up, once, whatever
 layers ``Hello.isolation`` asks for and the machine allows (namespaces, a
