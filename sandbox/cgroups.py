@@ -25,18 +25,8 @@ import errno
 import os
 from dataclasses import dataclass, field
 
-try:
-    from . import frames
-    from .cgroupfs import CONTROLLERS, Mount, locate, parse_mountinfo, parse_proc_cgroup
-except ImportError:  # loaded as a top-level module inside the template or verifier
-    import frames  # type: ignore[no-redef,import-not-found]
-    from cgroupfs import (  # type: ignore[no-redef,import-not-found]
-        CONTROLLERS,
-        Mount,
-        locate,
-        parse_mountinfo,
-        parse_proc_cgroup,
-    )
+from . import frames
+from .cgroupfs import CONTROLLERS, Mount, locate, parse_mountinfo, parse_proc_cgroup
 
 LAYERS = {"memory": "cgroup-memory", "pids": "cgroup-pids", "cpu": "cgroup-cpu"}
 PREFIX = "aioeval-"

@@ -15,13 +15,8 @@ from typing import Any
 
 import msgspec
 
-try:
-    from . import frames, protocol
-    from .handles import CandidateGone
-except ImportError:  # loaded as a top-level module inside the verifier
-    import frames  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    from handles import CandidateGone  # type: ignore[no-redef,import-not-found]
+from . import frames, protocol
+from .handles import CandidateGone
 
 MAX_MESSAGE = 16 * 1024 * 1024 + 1024
 _CHUNK = memoryview(bytearray(1 << 16))

@@ -12,10 +12,7 @@ import builtins
 import types
 from typing import Any
 
-try:
-    from . import wire
-except ImportError:  # loaded as a top-level module inside the template
-    import wire  # type: ignore[no-redef,import-not-found]
+from . import wire
 
 CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, IS_CLASS = (
     1,

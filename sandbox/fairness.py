@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import resource
 
-try:
-    from . import cgroups
-except ImportError:  # loaded as a top-level module inside the template
-    import cgroups  # type: ignore[no-redef,import-not-found]
+from . import cgroups
 
 STARVED_DELAY = 0.5
 """The main process waited for a CPU for at least this share of the wall time."""

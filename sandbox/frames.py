@@ -15,10 +15,7 @@ import socket
 import time
 from collections.abc import Callable
 
-try:
-    from . import protocol
-except ImportError:  # loaded as a top-level module inside the template
-    import protocol  # type: ignore[no-redef,import-not-found]
+from . import protocol
 
 
 class FrameReader:

@@ -35,21 +35,8 @@ __all__ = [
     "Refused",
 ]
 
-try:
-    from . import handleasync, handlemath, skeleton, twins
-    from .outcomes import CandidateError, CandidateExit, CandidateGone, CheckSetupError, Refused
-except ImportError:  # loaded as a top-level module inside the verifier
-    import handleasync  # type: ignore[no-redef,import-not-found]
-    import handlemath  # type: ignore[no-redef,import-not-found]
-    import skeleton  # type: ignore[no-redef,import-not-found]
-    import twins  # type: ignore[no-redef,import-not-found]
-    from outcomes import (  # type: ignore[no-redef,import-not-found]
-        CandidateError,
-        CandidateExit,
-        CandidateGone,
-        CheckSetupError,
-        Refused,
-    )
+from . import handleasync, handlemath, skeleton, twins
+from .outcomes import CandidateError, CandidateExit, CandidateGone, CheckSetupError, Refused
 
 # Flags the child reports on a handle (about its own object; they only
 # choose which of Python's defaults the verifier may apply on its own).

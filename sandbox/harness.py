@@ -28,12 +28,7 @@ import resource
 import struct
 from collections.abc import Callable, Mapping
 
-try:
-    from . import plain, protocol, serve
-except ImportError:  # loaded as a top-level module inside the template
-    import plain  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import serve  # type: ignore[no-redef,import-not-found]
+from . import plain, protocol, serve
 
 PASSED = b"P"
 FAILED = b"F"

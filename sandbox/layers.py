@@ -70,28 +70,17 @@ import struct
 import sys
 from dataclasses import dataclass, field
 
-try:
-    from . import (
-        cgroups,
-        frames,
-        landlock_rules,
-        marks,
-        namespaces,
-        reaper,
-        seccomp_filter,
-        sharedwd,
-        views,
-    )
-except ImportError:  # loaded as a top-level module inside the template
-    import cgroups  # type: ignore[no-redef,import-not-found]
-    import frames  # type: ignore[no-redef,import-not-found]
-    import landlock_rules  # type: ignore[no-redef,import-not-found]
-    import marks  # type: ignore[no-redef,import-not-found]
-    import namespaces  # type: ignore[no-redef,import-not-found]
-    import reaper  # type: ignore[no-redef,import-not-found]
-    import seccomp_filter  # type: ignore[no-redef,import-not-found]
-    import sharedwd  # type: ignore[no-redef,import-not-found]
-    import views  # type: ignore[no-redef,import-not-found]
+from . import (
+    cgroups,
+    frames,
+    landlock_rules,
+    marks,
+    namespaces,
+    reaper,
+    seccomp_filter,
+    sharedwd,
+    views,
+)
 
 UID_BASE = 200_000
 REQUIRED_ROOT = (

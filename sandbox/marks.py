@@ -13,12 +13,8 @@ from __future__ import annotations
 import ctypes
 import itertools
 
-try:
-    from . import frames
-    from .namespaces import IPC_RMID, _libc
-except ImportError:  # loaded as a top-level module inside the template
-    import frames  # type: ignore[no-redef,import-not-found]
-    from namespaces import IPC_RMID, _libc  # type: ignore[no-redef,import-not-found]
+from . import frames
+from .namespaces import IPC_RMID, _libc
 
 IPC_PRIVATE = 0
 

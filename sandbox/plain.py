@@ -36,12 +36,8 @@ from typing import Any
 
 import msgspec
 
-try:
-    from . import wire
-    from .wire import AS_BASE, check_hashes
-except ImportError:  # loaded as a top-level module inside the template
-    import wire  # type: ignore[no-redef,import-not-found]
-    from wire import AS_BASE, check_hashes  # type: ignore[no-redef,import-not-found]
+from . import wire
+from .wire import AS_BASE, check_hashes
 
 MAX_SAME_HASH = wire.MAX_SAME_HASH
 MAX_DEPTH = 100

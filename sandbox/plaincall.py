@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-try:
-    from .wire import PLAIN, SELF
-except ImportError:  # loaded as a top-level module inside the sandbox
-    from wire import PLAIN, SELF  # type: ignore[no-redef,import-not-found]
+from .wire import PLAIN, SELF
 
 _type = type
 _len = len

@@ -15,10 +15,7 @@ import os
 import signal
 import time
 
-try:
-    from . import frames
-except ImportError:  # loaded as a top-level module inside the template
-    import frames  # type: ignore[no-redef,import-not-found]
+from . import frames
 
 ROUNDS = 10_000
 """Upper bound on kill passes; a process forking while we kill is caught on

@@ -68,10 +68,7 @@ import errno
 import os
 import struct
 
-try:
-    from .syscalls import ARCHES, Arch, number
-except ImportError:  # loaded as a top-level module inside the template
-    from syscalls import ARCHES, Arch, number  # type: ignore[no-redef,import-not-found]
+from .syscalls import ARCHES, Arch, number
 
 __all__ = ["ARCHES", "Arch", "build", "install", "number"]
 

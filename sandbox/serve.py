@@ -28,17 +28,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-try:
-    from . import childio, described, frames, logtap, plaincall, protocol, wire, world
-except ImportError:  # loaded as a top-level module inside the template
-    import childio  # type: ignore[no-redef,import-not-found]
-    import described  # type: ignore[no-redef,import-not-found]
-    import frames  # type: ignore[no-redef,import-not-found]
-    import logtap  # type: ignore[no-redef,import-not-found]
-    import plaincall  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import wire  # type: ignore[no-redef,import-not-found]
-    import world  # type: ignore[no-redef,import-not-found]
+from . import childio, described, frames, logtap, plaincall, protocol, wire, world
 
 _type = type
 _id = id

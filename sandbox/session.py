@@ -19,37 +19,17 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-try:
-    from . import logtap, plaincall, protocol, skeleton, testobjects, testrandom, wire, world
-    from .handles import (
-        BASES,
-        EXC_CLASS,
-        CandidateError,
-        CandidateExit,
-        CandidateGone,
-        CheckSetupError,
-        Handle,
-        Refused,
-    )
-except ImportError:  # loaded as a top-level module inside the verifier
-    import logtap  # type: ignore[no-redef,import-not-found]
-    import plaincall  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import skeleton  # type: ignore[no-redef,import-not-found]
-    import testobjects  # type: ignore[no-redef,import-not-found]
-    import testrandom  # type: ignore[no-redef,import-not-found]
-    import wire  # type: ignore[no-redef,import-not-found]
-    import world  # type: ignore[no-redef,import-not-found]
-    from handles import (  # type: ignore[no-redef,import-not-found]
-        BASES,
-        EXC_CLASS,
-        CandidateError,
-        CandidateExit,
-        CandidateGone,
-        CheckSetupError,
-        Handle,
-        Refused,
-    )
+from . import logtap, plaincall, protocol, skeleton, testobjects, testrandom, wire, world
+from .handles import (
+    BASES,
+    EXC_CLASS,
+    CandidateError,
+    CandidateExit,
+    CandidateGone,
+    CheckSetupError,
+    Handle,
+    Refused,
+)
 
 _READS = frozenset({"plain", "state"})
 """Requests that only read a value (with the builtin type's own methods)."""

@@ -22,30 +22,18 @@ import time
 
 import msgspec
 
-try:
-    from . import (
-        fairness,
-        forkparent,
-        frames,
-        harness,
-        layers,
-        protocol,
-        reaper,
-        sharedwd,
-        verdict,
-        workdir,
-    )
-except ImportError:  # loaded as a top-level module inside the template
-    import fairness  # type: ignore[no-redef,import-not-found]
-    import forkparent  # type: ignore[no-redef,import-not-found]
-    import frames  # type: ignore[no-redef,import-not-found]
-    import harness  # type: ignore[no-redef,import-not-found]
-    import layers  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import reaper  # type: ignore[no-redef,import-not-found]
-    import sharedwd  # type: ignore[no-redef,import-not-found]
-    import verdict  # type: ignore[no-redef,import-not-found]
-    import workdir  # type: ignore[no-redef,import-not-found]
+from . import (
+    fairness,
+    forkparent,
+    frames,
+    harness,
+    layers,
+    protocol,
+    reaper,
+    sharedwd,
+    verdict,
+    workdir,
+)
 
 PR_SET_PDEATHSIG = 1
 RESULT_CAP = 4 * 1024 * 1024

@@ -10,12 +10,7 @@ from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any
 
-try:
-    from . import handles, protocol, twins
-except ImportError:  # loaded as a top-level module inside the verifier
-    import handles  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import twins  # type: ignore[no-redef,import-not-found]
+from . import handles, protocol, twins
 
 OUTPUT_CAP = 2048
 """What the test itself may print that is kept (the rest is counted)."""

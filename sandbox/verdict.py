@@ -14,12 +14,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-try:
-    from . import fairness, harness, protocol
-except ImportError:  # loaded as a top-level module inside the template
-    import fairness  # type: ignore[no-redef,import-not-found]
-    import harness  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
+from . import fairness, harness, protocol
 
 REASON_BYTES = 2000
 """A reason is at most a few KB, whatever the child wrote."""

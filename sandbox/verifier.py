@@ -41,42 +41,22 @@ from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any
 
-
-def _bootstrap() -> None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    for path in sys.argv[1:]:
-        if path not in sys.path:
-            sys.path.append(path)
-
-
-if __name__ == "__main__":
-    _bootstrap()
-
-try:
-    from . import checkfork, frames, handles, protocol, session, testrandom, timers, unshared, world
-    from .channel import Channel
-    from .testcode import Capture, Compiled, TestBroken, guarded
-except ImportError:
-    import checkfork  # type: ignore[no-redef,import-not-found]
-    import frames  # type: ignore[no-redef,import-not-found]
-    import handles  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import session  # type: ignore[no-redef,import-not-found]
-    import testrandom  # type: ignore[no-redef,import-not-found]
-    import timers  # type: ignore[no-redef,import-not-found]
-    import unshared  # type: ignore[no-redef,import-not-found]
-    import world  # type: ignore[no-redef,import-not-found]
-    from channel import Channel  # type: ignore[no-redef,import-not-found]
-    from testcode import (  # type: ignore[no-redef,import-not-found]
-        Capture,
-        Compiled,
-        TestBroken,
-        guarded,
-    )
-
 import msgspec
+
+from . import (
+    cgroups,
+    checkfork,
+    frames,
+    handles,
+    protocol,
+    session,
+    testrandom,
+    timers,
+    unshared,
+    world,
+)
+from .channel import Channel
+from .testcode import Capture, Compiled, TestBroken, guarded
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4

@@ -5,18 +5,7 @@ from __future__ import annotations
 
 import os
 
-try:
-    from .namespaces import MS_BIND, MS_NOEXEC, MS_NOSUID, MS_RDONLY, _errno_text, _libc, hide
-except ImportError:  # loaded as a top-level module inside the template
-    from namespaces import (  # type: ignore[no-redef,import-not-found]
-        MS_BIND,
-        MS_NOEXEC,
-        MS_NOSUID,
-        MS_RDONLY,
-        _errno_text,
-        _libc,
-        hide,
-    )
+from .namespaces import MS_BIND, MS_NOEXEC, MS_NOSUID, MS_RDONLY, _errno_text, _libc, hide
 
 MS_REMOUNT = 32
 MS_MOVE = 0x2000

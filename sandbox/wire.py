@@ -41,10 +41,7 @@ import fractions
 from collections.abc import Callable
 from typing import Any
 
-try:
-    from . import stdvalues
-except ImportError:  # loaded as a top-level module inside the sandbox
-    import stdvalues  # type: ignore[no-redef,import-not-found]
+from . import stdvalues
 
 MAX_DEPTH = stdvalues.MAX_DEPTH
 MAX_INT_BITS = stdvalues.MAX_INT_BITS

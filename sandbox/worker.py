@@ -1,13 +1,13 @@
 """Sandbox template process: pre-warmed, clean, forks one child per job.
 
-Started by the engine as ``<abs python> -s -S -P worker.py SITE_DIR...`` with
-an allowlisted environment (never the engine's), so the template's memory
-holds no API key and forking it is safe. It reads `protocol` frames on stdin
-and writes one Outcome per Job on stdout. This module is the entry point and
-the frame loop; each job is run by `template.Template` (fork, wait with a
-wall-clock backstop, reap, kill what the child left behind, read a short
-tail of its output, remove the throwaway directory), and the Outcome is
-decided by `verdict`.
+Started by the engine through `_launch` (no site hooks, nothing of the
+engine imported) with an allowlisted environment (never the engine's), so
+the template's memory holds no API key and forking it is safe. It reads
+`protocol` frames on stdin and writes one Outcome per Job on stdout. This
+module is the entry point and the frame loop; each job is run by
+`template.Template` (fork, wait with a wall-clock backstop, reap, kill what
+the child left behind, read a short tail of its output, remove the throwaway
+directory), and the Outcome is decided by `verdict`.
 
 Isolation (see `layers`): at start the template sets up, once, whatever
 layers ``Hello.isolation`` asks for and the machine allows (namespaces, a
@@ -20,34 +20,12 @@ the layers in force and a warning for each one that is not.
 from __future__ import annotations
 
 import gc
-import os
-import sys
 
+import msgspec
 
-def _bootstrap() -> None:
-    # Site directories (for msgspec, and so candidates can import what the
-    # user installed, as under the official harnesses) come from argv, not
-    # from the environment. -P leaves our own directory off sys.path.
-    here = os.path.dirname(os.path.abspath(__file__))
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    for path in sys.argv[1:]:
-        if path not in sys.path:
-            sys.path.append(path)
+from . import frames, layers, protocol, template, workdir
 
-
-if __name__ == "__main__":
-    _bootstrap()
-
-try:
-    from . import frames, layers, protocol, template, workdir
-except ImportError:
-    import frames  # type: ignore[no-redef,import-not-found]
-    import layers  # type: ignore[no-redef,import-not-found]
-    import protocol  # type: ignore[no-redef,import-not-found]
-    import template  # type: ignore[no-redef,import-not-found]
-    import workdir  # type: ignore[no-redef,import-not-found]
-
+# isort: split
 # Warm the modules candidates commonly import, so each fork gets them free.
 import bisect  # noqa: F401
 import collections  # noqa: F401
@@ -60,8 +38,6 @@ import random  # noqa: F401
 import re  # noqa: F401
 import string  # noqa: F401
 import typing  # noqa: F401
-
-import msgspec
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeVar
 import anyio.to_thread
 import msgspec
 import orjson
+import platformdirs
 
 from aioeval.config import Params
 from aioeval.errors import ConfigError, InputError
@@ -44,6 +45,9 @@ from aioeval.types import (
     status_of,
 )
 
+CACHE_ENV = "AIOEVAL_CACHE_DIR"
+"""Where downloaded datasets and computed reference outputs are kept, when
+set (else the user's cache directory)."""
 OFFLOAD_CHARS = 20_000
 """Answers longer than this are parsed and keyed in a worker thread, so one
 huge answer cannot hold up the event loop (generation, other verdicts)."""
@@ -296,6 +300,13 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def cache_dir() -> Path:
+    """The directory every suite keeps its cache under (``$AIOEVAL_CACHE_DIR``
+    overrides the user's cache directory)."""
+    override = os.environ.get(CACHE_ENV)
+    return Path(override) if override else Path(platformdirs.user_cache_dir("aioeval"))
 
 
 def fixture_records(name: str) -> list[MockRecord]:

@@ -12,24 +12,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from importlib import resources
 from pathlib import Path
 
 import msgspec
-import platformdirs
 
 from aioeval.errors import DatasetError, InputError
 from aioeval.types import Problem
 
-from .base import jsonl_rows, write_atomic
+from .base import CACHE_ENV as CACHE_ENV  # re-exported: the variable that moves the cache
+from .base import cache_dir, jsonl_rows, write_atomic
 
 PINNED_COMMIT = "190faf16d175b5847b0af05d937872b1fb395942"
 PINNED_SHA256 = "8368b81047dc5014e4caf5a2f97604eff7644e0ecd7415e3ceeb184bbc2e0c96"
 PINNED_PATH = "data/cruxeval.jsonl"
 DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/facebookresearch/cruxeval/{PINNED_COMMIT}"
 PINNED_VERSION = f"cruxeval@{PINNED_COMMIT[:12]}"
-CACHE_ENV = "AIOEVAL_CACHE_DIR"
 FIXTURE = "cruxeval_problems.jsonl"
 FIXTURE_VERSION = "aioeval-fixture-1"
 DOWNLOAD_TIMEOUT_S = 120.0
@@ -74,11 +72,6 @@ def read_problems(path: str | Path) -> tuple[list[Problem], str]:
 def fixture_problems() -> list[Problem]:
     data = resources.files("aioeval.fixtures").joinpath(FIXTURE).read_bytes()
     return parse_problems(data, f"aioeval/fixtures/{FIXTURE}")
-
-
-def cache_dir() -> Path:
-    override = os.environ.get(CACHE_ENV)
-    return Path(override) if override else Path(platformdirs.user_cache_dir("aioeval"))
 
 
 def cached_path(directory: Path | None = None) -> Path:

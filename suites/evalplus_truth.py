@@ -23,8 +23,7 @@ from aioeval.sandbox import plain
 from aioeval.sandbox.protocol import Call
 from aioeval.types import Problem
 
-from .base import write_atomic
-from .crux_data import cache_dir
+from .base import cache_dir, write_atomic
 
 ENTRY = "_aioeval_truth"
 CPU_S = 120.0

@@ -16,6 +16,29 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "one_loop: runs on plain asyncio only; for what a candidate does inside the "
+        "sandbox, where the engine's event loop only waits (the uvloop run adds nothing)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drop the uvloop run of a ``one_loop`` test (reported as deselected)."""
+    dropped = [
+        item
+        for item in items
+        if item.get_closest_marker("one_loop")
+        and getattr(item, "callspec", None) is not None
+        and item.callspec.params.get("anyio_backend") == ("asyncio", {"use_uvloop": True})
+    ]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        drop = set(dropped)
+        items[:] = [item for item in items if item not in drop]
+
+
 @pytest.fixture(
     params=[
         pytest.param(("asyncio", {}), id="asyncio"),

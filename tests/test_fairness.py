@@ -47,10 +47,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-SPIN_03 = """
+SPIN_01 = """
 import time
 t = time.process_time()
-while time.process_time() - t < 0.3:
+while time.process_time() - t < 0.1:
     pass
 """
 
@@ -59,9 +59,9 @@ async def test_a_starved_candidate_is_not_timed_out() -> None:
     # The machine gives the slot almost no CPU: here by throttling the slot's
     # own cpu cgroup to 1% of a CPU from outside, which a loaded host does by
     # contention. The run queue wait is the same either way.
-    # A backstop the unthrottled candidate (0.3 s of CPU) reaches only on a
-    # machine that gives the slot under 6% of a CPU.
-    limits = Limits(cpu_s=2.0, wall_s=5.0, memory_mb=512, fsize_mb=8, disk_mb=32)
+    # A backstop the unthrottled candidate (0.1 s of CPU) reaches only on a
+    # machine that gives the slot under 5% of a CPU.
+    limits = Limits(cpu_s=2.0, wall_s=2.0, memory_mb=512, fsize_mb=8, disk_mb=32)
     async with LocalPool(workers=1, limits=limits) as pool:
         ready = pool._slots[0].ready
         assert ready is not None
@@ -72,7 +72,7 @@ async def test_a_starved_candidate_is_not_timed_out() -> None:
         with open(quota, "w") as fh:
             fh.write("1000")
         try:
-            out = await pool.run(textwrap.dedent(SPIN_03))
+            out = await pool.run(textwrap.dedent(SPIN_01))
         finally:
             with open(quota, "w") as fh:
                 fh.write("100000")
@@ -80,7 +80,7 @@ async def test_a_starved_candidate_is_not_timed_out() -> None:
         assert pool.infra_retries == 1  # retried once, starved again
         # Given its CPU back, the same candidate passes on the same slot; one
         # that sleeps into the backstop is still a plain timeout.
-        out = await pool.run(textwrap.dedent(SPIN_03))
+        out = await pool.run(textwrap.dedent(SPIN_01))
         assert out.status == "passed", out
         out = await pool.run("import time\ntime.sleep(30)")
         assert out.status == "timeout" and "wall-clock" in out.reason, out

@@ -9,7 +9,17 @@ Dependencies run one way::
            executors.base: the data and protocols the stages share)
         -> sandbox (imports nothing else of the engine)
 
-and no module or function grows past what a reader takes in at once.
+Inside the sandbox, four rooms run one way too, beside the shared modules
+every process uses (the protocol, frame I/O, the launcher)::
+
+    strict (the verifier) -> process (templates, their children)
+        -> values (what a strict job's ends exchange) -> isolation (layers)
+        -> shared
+
+and a benchmark's folder in suites/ imports only the shared pieces beside
+the folders (``base``, ...), never another benchmark's folder.
+
+No module or function grows past what a reader takes in at once.
 """
 
 from __future__ import annotations
@@ -125,6 +135,71 @@ def _violations(modules: dict[str, Path] = MODULES) -> list[str]:
     return bad
 
 
+SANDBOX_SHARED = {
+    "aioeval.sandbox",
+    "aioeval.sandbox._launch",
+    "aioeval.sandbox.frames",
+    "aioeval.sandbox.protocol",
+}
+"""What every sandbox process shares: the protocol the engine speaks, frame
+I/O, and the launcher. They import no room."""
+ROOMS = (
+    "aioeval.sandbox.isolation",
+    "aioeval.sandbox.values",
+    "aioeval.sandbox.process",
+    "aioeval.sandbox.strict",
+)
+"""Lowest first: a room imports the shared modules, the rooms below it and itself."""
+ROOMS_BUILT = all((ROOT / "sandbox" / room.rpartition(".")[2]).is_dir() for room in ROOMS)
+SUITES_BUILT = any(path.is_dir() for path in (ROOT / "suites").glob("*/"))
+
+
+def _room(name: str) -> int:
+    """0 for the shared modules, 1 + its index for a room's module."""
+    for index, room in enumerate(ROOMS, start=1):
+        if _within(name, room):
+            return index
+    assert name in SANDBOX_SHARED, f"{name}: in no room of the sandbox (place it in one)"
+    return 0
+
+
+def _room_violations(modules: dict[str, Path] = MODULES) -> list[str]:
+    bad = []
+    for name, path in modules.items():
+        if not _within(name, "aioeval.sandbox"):
+            continue
+        room = _room(name)
+        for dep in sorted(_imports(name, path, modules)):
+            if _within(dep, "aioeval.sandbox") and _room(dep) > room:
+                bad.append(f"{name} imports {dep}")
+    return bad
+
+
+def _folder(name: str, modules: dict[str, Path]) -> str | None:
+    """The benchmark folder a suites module is in (None: a shared piece)."""
+    parts = name.split(".")
+    if len(parts) > 2 and parts[:2] == ["aioeval", "suites"]:
+        candidate = ".".join(parts[:3])
+        if candidate in modules and modules[candidate].name == "__init__.py":
+            return candidate
+    return None
+
+
+def _folder_violations(modules: dict[str, Path] = MODULES) -> list[str]:
+    bad = []
+    for name, path in modules.items():
+        if not _within(name, "aioeval.suites") or name == "aioeval.suites":
+            continue  # the registry imports every folder
+        own = _folder(name, modules)
+        for dep in sorted(_imports(name, path, modules)):
+            if not _within(dep, "aioeval.suites"):
+                continue
+            theirs = _folder(dep, modules)
+            if dep == "aioeval.suites" or (theirs is not None and theirs != own):
+                bad.append(f"{name} imports {dep}")
+    return bad
+
+
 def test_every_engine_module_is_seen() -> None:
     assert "aioeval.run.evaluate" in MODULES and "aioeval.sandbox.worker" in MODULES
     assert len(MODULES) > 50
@@ -140,6 +215,21 @@ def test_the_sandbox_imports_nothing_of_the_engine() -> None:
             assert all(_within(d, "aioeval.sandbox") for d in _imports(name, path)), name
 
 
+def _write(
+    tmp_path: Path, files: dict[str, str], packages: frozenset[str] = frozenset()
+) -> dict[str, Path]:
+    """Modules for a checker's own test: ``name -> source``, each a file
+    (``packages`` as ``__init__.py`` of a folder)."""
+    modules = {}
+    for name, text in files.items():
+        path = tmp_path.joinpath(*name.split("."))
+        path = path / "__init__.py" if name in packages else path.with_suffix(".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        modules[name] = path
+    return modules
+
+
 def test_a_violation_is_caught(tmp_path: Path) -> None:
     """The checker itself: upward and sideways imports, relative or not,
     function-local or not, are reported; downward ones are not."""
@@ -151,15 +241,60 @@ def test_a_violation_is_caught(tmp_path: Path) -> None:
         "aioeval.sandbox.worker": "from aioeval import config\n",
         "aioeval.config": "",
     }
-    modules = {}
-    for name, text in files.items():
-        path = tmp_path / f"{name}.py"
-        path.write_text(text)
-        modules[name] = path
+    modules = _write(tmp_path, files)
     assert sorted(_violations(modules)) == [
         "aioeval.errors (contracts) imports aioeval.run.evaluate (aioeval.run)",
         "aioeval.sandbox.worker (sandbox) imports aioeval.config (contracts)",
         "aioeval.suites.base (aioeval.suites) imports aioeval.executors.local (aioeval.executors)",
+    ]
+
+
+@pytest.mark.skipif(not ROOMS_BUILT, reason="the sandbox has no rooms in this tree")
+def test_the_sandbox_rooms_run_one_way() -> None:
+    assert _room_violations() == []
+
+
+@pytest.mark.skipif(not SUITES_BUILT, reason="suites/ has no benchmark folders in this tree")
+def test_a_benchmark_folder_imports_only_the_shared_pieces() -> None:
+    assert _folder_violations() == []
+
+
+def test_a_room_violation_is_caught(tmp_path: Path) -> None:
+    """Upward imports between rooms, and from the shared modules into a room,
+    are reported; downward ones are not."""
+    files = {
+        "aioeval.sandbox.protocol": "from .isolation import layers\n",
+        "aioeval.sandbox.isolation.layers": "from .. import frames\nfrom ..values import wire\n",
+        "aioeval.sandbox.values.wire": "def f():\n    from ..process import harness\n",
+        "aioeval.sandbox.process.harness": "from ..values import wire\nfrom ..isolation import layers\n",
+        "aioeval.sandbox.strict.verifier": "from ..process import harness\n",
+        "aioeval.sandbox.frames": "",
+    }
+    modules = _write(tmp_path, files)
+    assert sorted(_room_violations(modules)) == [
+        "aioeval.sandbox.isolation.layers imports aioeval.sandbox.values.wire",
+        "aioeval.sandbox.protocol imports aioeval.sandbox.isolation.layers",
+        "aioeval.sandbox.values.wire imports aioeval.sandbox.process.harness",
+    ]
+
+
+def test_a_folder_violation_is_caught(tmp_path: Path) -> None:
+    """A benchmark folder's module that imports another folder or the
+    registry is reported; the shared pieces and its own folder are not."""
+    files = {
+        "aioeval.suites": "from .crux import suite\n",
+        "aioeval.suites.base": "",
+        "aioeval.suites.crux": "",
+        "aioeval.suites.crux.data": "from ..base import X\n",
+        "aioeval.suites.crux.suite": "from . import data\nfrom ..plus.truth import Y\n",
+        "aioeval.suites.plus": "",
+        "aioeval.suites.plus.truth": "from aioeval.suites import get_suite\n",
+    }
+    packages = frozenset({"aioeval.suites", "aioeval.suites.crux", "aioeval.suites.plus"})
+    modules = _write(tmp_path, files, packages)
+    assert sorted(_folder_violations(modules)) == [
+        "aioeval.suites.crux.suite imports aioeval.suites.plus.truth",
+        "aioeval.suites.plus.truth imports aioeval.suites",
     ]
 
 

@@ -51,6 +51,7 @@ async def test_pass_fail_and_error_verdicts() -> None:
         assert out.status == "failed" and "ValueError: bad" in out.reason
 
 
+@pytest.mark.one_loop
 async def test_every_candidate_starts_from_the_same_random_state() -> None:
     """A forked child's ``random`` reseeds itself from system entropy; the
     template's seeded state is restored, so a test or answer that draws
@@ -74,6 +75,7 @@ async def test_every_candidate_starts_from_the_same_random_state() -> None:
     assert served.status == "passed", served.reason
 
 
+@pytest.mark.one_loop
 @pytest.mark.parametrize(
     "program",
     [
@@ -90,6 +92,7 @@ async def test_early_exit_is_never_a_pass(program: str) -> None:
     assert out.status == "failed", out
 
 
+@pytest.mark.one_loop
 async def test_printed_marker_or_forged_report_is_not_a_pass() -> None:
     # The candidate writes plausible "pass" bytes to every descriptor it has,
     # then exits before the harness could report.
@@ -108,6 +111,7 @@ async def test_printed_marker_or_forged_report_is_not_a_pass() -> None:
     assert out.status == "failed"
 
 
+@pytest.mark.one_loop
 async def test_cpu_timeout_kills_the_whole_group() -> None:
     program = (
         "import os, time\n"
@@ -132,6 +136,7 @@ async def test_cpu_timeout_kills_the_whole_group() -> None:
         assert template is not None and descendants(template.pid) == []
 
 
+@pytest.mark.one_loop
 async def test_sleeping_candidate_hits_the_wall_backstop() -> None:
     limits = Limits(cpu_s=1.0, wall_s=1.5)
     async with LocalPool(workers=1, limits=limits) as pool:
@@ -140,6 +145,7 @@ async def test_sleeping_candidate_hits_the_wall_backstop() -> None:
     assert 1400 <= out.wall_ms < 5000
 
 
+@pytest.mark.one_loop
 async def test_ignoring_sigxcpu_still_times_out() -> None:
     program = (
         "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass\n"
@@ -149,6 +155,7 @@ async def test_ignoring_sigxcpu_still_times_out() -> None:
     assert out.status == "timeout"
 
 
+@pytest.mark.one_loop
 async def test_output_flood_is_capped() -> None:
     # 1 GB of output: stopped by the file-size limit, tail kept short, and the
     # engine never holds more than the tail.

@@ -67,12 +67,20 @@ def default_hidden() -> list[str]:
     return sorted(found)
 
 
+TEMPLATE = "aioeval.sandbox.worker"
+"""The template process's entry module."""
+VERIFIER = "aioeval.sandbox.verifier"
+"""The verifier process's entry module."""
+
+
 def worker_command(
-    hash_seed: int | None, script: str = "worker.py"
+    hash_seed: int | None, entry: str = TEMPLATE
 ) -> tuple[list[str], dict[str, str]]:
-    """A sandbox process's argv and environment (allowlisted, never inherited)."""
+    """A sandbox process's argv and environment (allowlisted, never inherited):
+    the interpreter runs the sandbox's launcher, which starts module `entry`
+    without importing the engine."""
     python = os.path.realpath(sys.executable)
-    path = str(resources.files("aioeval.sandbox").joinpath(script))
+    launcher = str(resources.files("aioeval.sandbox").joinpath("_launch.py"))
     sites: list[str] = []
     for site in (
         str(Path(msgspec.__file__).resolve().parent.parent),
@@ -89,7 +97,7 @@ def worker_command(
         # so -s -S -P gives the same isolation with a reproducible hash seed.
         flags = ["-s", "-S", "-P", "-B"]
         env["PYTHONHASHSEED"] = str(hash_seed)
-    return [python, *flags, path, *sites], env
+    return [python, *flags, launcher, entry, *sites], env
 
 
 class Process:
@@ -101,8 +109,8 @@ class Process:
         self.reader = BufferedByteReceiveStream(proc.stdout)
 
     @classmethod
-    async def spawn(cls, hash_seed: int | None, debug: bool, script: str, link: int) -> Process:
-        cmd, env = worker_command(hash_seed, script)
+    async def spawn(cls, hash_seed: int | None, debug: bool, entry: str, link: int) -> Process:
+        cmd, env = worker_command(hash_seed, entry)
         try:
             proc = await anyio.open_process(
                 cmd,

@@ -14,7 +14,7 @@ from aioeval.errors import SandboxError
 from aioeval.sandbox import protocol
 from aioeval.sandbox.protocol import Call, Checked, Outcome, Program, Task
 
-from ._process import BASE_ENV, Process, remove_cgroups
+from ._process import BASE_ENV, TEMPLATE, VERIFIER, Process, remove_cgroups
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Slot:
         link_fd = ours.fileno()  # pass_fds keeps the number in the child
         try:
             self.template = await Process.spawn(
-                self.pool.hash_seed, self.pool.debug, "worker.py", link_fd
+                self.pool.hash_seed, self.pool.debug, TEMPLATE, link_fd
             )
         finally:
             ours.close()
@@ -181,7 +181,7 @@ class Slot:
             # Recorded before anything else is awaited: a cancellation from
             # here on must still find it to kill.
             verifier = self.verifier = await Process.spawn(
-                self.pool.hash_seed, self.pool.debug, "verifier.py", link_fd
+                self.pool.hash_seed, self.pool.debug, VERIFIER, link_fd
             )
         finally:
             self.link.close()
