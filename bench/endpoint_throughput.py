@@ -60,7 +60,7 @@ import orjson
 from aioeval.config import decode_config
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites.base import unwrap_fence
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.testing.executors import ScriptedExecutor
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import Summary

@@ -49,8 +49,10 @@ json.dump(out, sys.stdout)
 
 def entry_points(rows: list[dict[str, Any]]) -> list[str | None]:
     """The entry point EvalPlus's sanitizer is told, per row (None: a stdin program)."""
-    from aioeval.suites import lcb_data, mbpp_data, targets
-    from aioeval.suites.human_eval import load_problems
+    from aioeval.suites import targets
+    from aioeval.suites.human_eval.suite import load_problems
+    from aioeval.suites.livecodebench import data as lcb_data
+    from aioeval.suites.mbpp import data as mbpp_data
 
     humaneval = {p.id: p.fields["entry_point"] for p in load_problems()}
     mbpp = {

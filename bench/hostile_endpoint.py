@@ -31,7 +31,7 @@ CHILD = """
 import json, resource, sys, anyio, aioeval
 from aioeval.testing import ScriptedExecutor
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 
 fake_cfg, out, limit = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 

@@ -52,7 +52,7 @@ import anyio
 
 from aioeval.config import decode_config
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.testing.executors import ScriptedExecutor
 from aioeval.testing.fake_openai import Answerer, FakeConfig, FakeOpenAI, human_eval_answers
 

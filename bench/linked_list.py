@@ -1,6 +1,6 @@
 """A long linked list through strict scoring: the prompt's helpers build
 it and read it back, the candidate reverses it (the 2,000-node shape of
-``tests/test_faithful_company.py``), at two lengths, strict and official.
+``tests/test_faithful_house_sets.py``), at two lengths, strict and official.
 
 Prints one JSON line: each length's strict and official wall and CPU
 milliseconds, and ``growth``, strict's CPU at the longer length over the

@@ -20,8 +20,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from aioeval.suites import lcb_data, mbpp_data, targets
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites import targets
+from aioeval.suites.human_eval.suite import load_problems
+from aioeval.suites.livecodebench import data as lcb_data
+from aioeval.suites.mbpp import data as mbpp_data
 from aioeval.testing.chat_styles import STYLES, Case
 from aioeval.types import Problem
 

@@ -52,7 +52,7 @@ def workload(tmp: Path) -> tuple[str, str, str, list[str]]:
     """(description, benchmark, samples path, config overrides)."""
     samples = CRUX / "codellama-7b-temp0.2" / "generations_output.json"
     try:
-        import aioeval.suites.cruxeval  # noqa: F401
+        import aioeval.suites.cruxeval.suite  # noqa: F401
 
         crux_ok = samples.exists()
     except ImportError:
@@ -69,7 +69,7 @@ def workload(tmp: Path) -> tuple[str, str, str, list[str]]:
                 f"params.dataset_path={CRUX / 'cruxeval.jsonl'}",
             ],
         )
-    from aioeval.suites.human_eval import load_problems
+    from aioeval.suites.human_eval.suite import load_problems
 
     problems = load_problems()
     path = tmp / "human_eval_8000.jsonl"

@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 import orjson
 
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI
 
 VARIANTS = 10

@@ -50,7 +50,7 @@ from collections.abc import Callable
 import anyio
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import fairness, landlock_rules, layers
+from aioeval.sandbox.isolation import fairness, landlock_rules, layers
 from aioeval.sandbox.protocol import Limits
 
 CHECK = "def f(x):\n    return x + 1\nassert f(1) == 2\n"

@@ -28,7 +28,7 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.types import CandidateResult
 
 

@@ -48,7 +48,7 @@ import aioeval
 from aioeval.executors.local import LocalPool
 from aioeval.service import Scorer
 from aioeval.service.http import Service
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 
 sys.path.insert(0, str(Path(__file__).parent))
 import trainer_batch

@@ -153,9 +153,9 @@ def _watch(run: subprocess.Popen[bytes]) -> dict[int, str]:
                     args = Path(f"/proc/{pid}/cmdline").read_bytes()
                 except OSError:
                     continue
-                if b"aioeval.sandbox.verifier" in args:
+                if b"aioeval.sandbox.strict.verifier" in args:
                     kinds[pid] = "verifier"
-                elif b"aioeval.sandbox.worker" in args:
+                elif b"aioeval.sandbox.process.worker" in args:
                     kinds[pid] = "worker"
         time.sleep(0.05)
     return kinds

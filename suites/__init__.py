@@ -13,12 +13,12 @@ from aioeval.config import Params
 from aioeval.errors import ConfigError
 
 from .base import Suite
-from .cruxeval import CruxEvalI, CruxEvalO
-from .evalplus import EvalPlus, MbppPlus
-from .human_eval import HumanEval
-from .io_tests import IoTests
-from .livecodebench import LiveCodeBench
-from .mbpp import Mbpp
+from .cruxeval.suite import CruxEvalI, CruxEvalO
+from .evalplus.suite import EvalPlus, MbppPlus
+from .human_eval.suite import HumanEval
+from .livecodebench.io_suite import IoTests
+from .livecodebench.suite import LiveCodeBench
+from .mbpp.suite import Mbpp
 
 REGISTRY: dict[str, Callable[[Params], Suite]] = {
     "human-eval": HumanEval,

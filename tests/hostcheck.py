@@ -14,8 +14,8 @@ from collections.abc import Iterable
 import pytest
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import cgroupfs, landlock_rules
-from aioeval.sandbox.layers import UID_BASE
+from aioeval.sandbox.isolation import cgroupfs, landlock_rules
+from aioeval.sandbox.isolation.layers import UID_BASE
 
 _NAMESPACE_OF = {
     "pid-namespace": 0x20000000,

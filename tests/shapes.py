@@ -7,7 +7,7 @@ result, ...), drawn with random names and constants, with one right answer
 and some plausibly wrong ones. The official single program is the reference:
 an honest answer's verdict must not depend on the scoring model.
 
-``shapes_company`` adds the shapes of a company's own set (class
+``shapes_house_sets`` adds the shapes of a company's own set (class
 skeletons, unittest-style tests, the environment, mocks, logging, aware
 datetimes, paths, coroutines, linked lists).
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import anyio
 import msgspec
-import shapes_company
+import shapes_house_sets
 
 import aioeval
 from aioeval.types import CandidateResult
@@ -737,7 +737,7 @@ SHAPES: dict[str, Callable[[random.Random], Draw]] = {
         assert_message,
     )
 }
-SHAPES.update(shapes_company.SHAPES)
+SHAPES.update(shapes_house_sets.SHAPES)
 
 
 def cases(seed: int, per_shape: int) -> list[Case]:

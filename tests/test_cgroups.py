@@ -20,7 +20,7 @@ import pytest
 from hostcheck import assert_nothing_left
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import cgroupfs, cgroups, namespaces
+from aioeval.sandbox.isolation import cgroupfs, cgroups, namespaces
 from aioeval.sandbox.protocol import Limits, Outcome
 
 pytestmark = pytest.mark.anyio

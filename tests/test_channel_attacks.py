@@ -15,9 +15,9 @@ import pytest
 from test_handle_reads import check_strict
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox.channel import Channel
-from aioeval.sandbox.handles import CandidateGone
 from aioeval.sandbox.protocol import Checked, Limits
+from aioeval.sandbox.strict.channel import Channel
+from aioeval.sandbox.strict.handles import CandidateGone
 
 # The child's end of the channel, found in the serve loop's frame, and a
 # raw write of whole frames on it.

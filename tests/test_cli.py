@@ -18,8 +18,8 @@ from aioeval.cli import main
 from aioeval.executors import REGISTRY as EXECUTORS
 from aioeval.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.suites import BENCHMARKS
-from aioeval.suites.crux_data import PINNED_VERSION, cached_path
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.cruxeval.data import PINNED_VERSION, cached_path
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.types import CandidateResult, Summary
 
 

@@ -17,7 +17,7 @@ from aioeval.errors import ConfigError
 from aioeval.generation import codecs
 from aioeval.generation.codecs import Answer, Choice, Malformed, Usage, get_codec
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.testing.fake_openai import human_eval_answers
 from aioeval.types import Prompt
 

@@ -15,11 +15,12 @@ from aioeval.config import Params, RunConfig
 from aioeval.errors import InputError
 from aioeval.executors.local import LocalPool
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.suites import crux_data, get_suite
-from aioeval.suites.cruxeval import CruxEvalI, CruxEvalO
+from aioeval.suites import get_suite
+from aioeval.suites.cruxeval import data as crux_data
+from aioeval.suites.cruxeval.suite import CruxEvalI, CruxEvalO
 from aioeval.types import Failed, Passed, Problem, Summary
 
-FIXTURE = Path(crux_data.__file__).resolve().parent.parent / "fixtures" / crux_data.FIXTURE
+FIXTURE = Path(crux_data.__file__).resolve().parent.parent.parent / "fixtures" / crux_data.FIXTURE
 
 
 def _run(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aioeval.sandbox import plain
-from aioeval.suites import crux_answers as ca
+from aioeval.sandbox.values import plain
+from aioeval.suites.cruxeval import answers as ca
 
 ASSERT_O = "assert f('ab', 2) == 'abab'"
 

@@ -15,7 +15,8 @@ from aiohttp import web
 
 from aioeval.config import Params
 from aioeval.errors import DatasetError, InputError
-from aioeval.suites import crux_data, get_suite
+from aioeval.suites import get_suite
+from aioeval.suites.cruxeval import data as crux_data
 
 pytestmark = pytest.mark.anyio
 

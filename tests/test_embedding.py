@@ -19,7 +19,7 @@ from aiohttp import web
 
 from aioeval import Event, RunSpec, evaluate
 from aioeval.config import decode_config
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 
 PROBLEMS = load_problems()

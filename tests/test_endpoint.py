@@ -20,7 +20,7 @@ from aioeval.config import decode_config
 from aioeval.errors import ConfigError, EndpointError
 from aioeval.events import Event, GenerationUpdate
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.testing.executors import GatedExecutor, ScriptedExecutor
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import Summary

@@ -26,9 +26,11 @@ from hypothesis import strategies as st
 import aioeval
 from aioeval.config import load_config
 from aioeval.errors import InputError
-from aioeval.suites import evalplus_data, evalplus_harness, get_suite
-from aioeval.suites.evalplus import literal
-from aioeval.suites.humaneval_format import parse_humaneval
+from aioeval.suites import get_suite
+from aioeval.suites.evalplus import data as evalplus_data
+from aioeval.suites.evalplus import harness as evalplus_harness
+from aioeval.suites.evalplus.suite import literal
+from aioeval.suites.human_eval.data import parse_humaneval
 from aioeval.types import CandidateResult, Summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

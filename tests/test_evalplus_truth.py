@@ -14,7 +14,7 @@ import pytest
 
 from aioeval.config import load_config
 from aioeval.errors import InputError
-from aioeval.sandbox import plain
+from aioeval.sandbox.values import plain
 from aioeval.suites import get_suite
 from aioeval.types import Failed, Passed
 

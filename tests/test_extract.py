@@ -11,10 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aioeval.suites import lcb_data, mbpp_data, targets
+from aioeval.suites import targets
 from aioeval.suites.answer_text import MAX_BLOCKS, fenced_blocks, normalise
 from aioeval.suites.extract import Target, extract
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
+from aioeval.suites.livecodebench import data as lcb_data
+from aioeval.suites.mbpp import data as mbpp_data
 from aioeval.testing.chat_styles import STYLES, Case
 from aioeval.types import Problem
 

@@ -18,8 +18,9 @@ import pytest
 
 from aioeval.config import decode_config
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.suites import lcb_data, mbpp_data
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
+from aioeval.suites.livecodebench import data as lcb_data
+from aioeval.suites.mbpp import data as mbpp_data
 from aioeval.testing.chat_styles import STYLES, Case
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI
 from aioeval.types import NO_CODE, Summary

@@ -10,7 +10,7 @@ import pytest
 from hostcheck import assert_nothing_left
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import fairness
+from aioeval.sandbox.isolation import fairness
 from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,8 @@ import msgspec
 import pytest
 from test_faithful import _d, judged_alike, judged_as_listed, score_both
 
-from aioeval.sandbox import protocol, wire
+from aioeval.sandbox import protocol
+from aioeval.sandbox.values import wire
 from aioeval.types import CandidateResult
 
 # name: (prompt, test, entry, right answer, wrong answer)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import anyio
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import harness
+from aioeval.sandbox.process import harness
 from aioeval.sandbox.protocol import Limits, Program
 
 TOKEN = b"t" * 24

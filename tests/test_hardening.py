@@ -22,9 +22,9 @@ import pytest
 from hostcheck import require_layers
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import plain
-from aioeval.sandbox.layers import REQUIRED_ROOT, UID_BASE
+from aioeval.sandbox.isolation.layers import REQUIRED_ROOT, UID_BASE
 from aioeval.sandbox.protocol import Call, Checked, Limits, Outcome, Program, Task
+from aioeval.sandbox.values import plain
 
 pytestmark = pytest.mark.anyio
 

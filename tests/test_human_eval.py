@@ -11,7 +11,7 @@ from aioeval.config import Params
 from aioeval.errors import InputError
 from aioeval.suites import get_suite
 from aioeval.suites.base import unwrap_fence
-from aioeval.suites.human_eval import build_program, load_problems
+from aioeval.suites.human_eval.suite import build_program, load_problems
 
 
 def test_all_164_problems_load() -> None:
@@ -137,7 +137,7 @@ def test_a_row_the_humaneval_model_cannot_score_is_refused(
     """Named by file, line and task, instead of every answer failing (or an
     EvalPlus file scored on its base tests under its own name)."""
     from aioeval.errors import InputError
-    from aioeval.suites.humaneval_format import read_humaneval_file
+    from aioeval.suites.human_eval.data import read_humaneval_file
 
     path = tmp_path / "tasks.jsonl"
     good = {"task_id": "T/0", "prompt": "def g():\n", "entry_point": "g"}

@@ -1,4 +1,4 @@
-"""The ``io-tests`` suite (`aioeval.suites.io_data`, `io_tests`): each test
+"""The ``io-tests`` suite (`aioeval.suites.livecodebench.io_data`, `io_tests`): each test
 shape the code datasets use, read into LiveCodeBench's tests; refused with
 one line naming the field; judged as batch runs (``aioeval score`` on the
 bundled fixture) and as a caller's problem in the real `Scorer`."""
@@ -17,8 +17,8 @@ from servecheck import config
 
 from aioeval.errors import InputError
 from aioeval.service import Scorer
-from aioeval.suites import lcb_data
-from aioeval.suites.io_data import parse_io
+from aioeval.suites.livecodebench import data as lcb_data
+from aioeval.suites.livecodebench.io_data import parse_io
 
 STDIN_SUM = "print(sum(map(int, input().split())))\n"
 

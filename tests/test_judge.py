@@ -12,7 +12,7 @@ from aioeval.errors import CandidateFault
 from aioeval.executors.base import Executor
 from aioeval.run.contract import WorkItem
 from aioeval.run.judge import Judge
-from aioeval.suites.human_eval import HumanEval
+from aioeval.suites.human_eval.suite import HumanEval
 from aioeval.testing.executors import ScriptedExecutor
 from aioeval.types import Candidate, CandidateResult, Execution, Problem, Verdict
 

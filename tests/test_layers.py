@@ -201,7 +201,7 @@ def _folder_violations(modules: dict[str, Path] = MODULES) -> list[str]:
 
 
 def test_every_engine_module_is_seen() -> None:
-    assert "aioeval.run.evaluate" in MODULES and "aioeval.sandbox.worker" in MODULES
+    assert "aioeval.run.evaluate" in MODULES and "aioeval.sandbox.process.worker" in MODULES
     assert len(MODULES) > 50
 
 
@@ -237,14 +237,14 @@ def test_a_violation_is_caught(tmp_path: Path) -> None:
         "aioeval.errors": "def f():\n    from .run import evaluate\n",
         "aioeval.run.evaluate": "from ..errors import X\nfrom aioeval.suites import base\n",
         "aioeval.suites.base": "from aioeval.executors.local import LocalPool\n",
-        "aioeval.executors.local": "import aioeval.sandbox.worker\n",
-        "aioeval.sandbox.worker": "from aioeval import config\n",
+        "aioeval.executors.local": "import aioeval.sandbox.process.worker\n",
+        "aioeval.sandbox.process.worker": "from aioeval import config\n",
         "aioeval.config": "",
     }
     modules = _write(tmp_path, files)
     assert sorted(_violations(modules)) == [
         "aioeval.errors (contracts) imports aioeval.run.evaluate (aioeval.run)",
-        "aioeval.sandbox.worker (sandbox) imports aioeval.config (contracts)",
+        "aioeval.sandbox.process.worker (sandbox) imports aioeval.config (contracts)",
         "aioeval.suites.base (aioeval.suites) imports aioeval.executors.local (aioeval.executors)",
     ]
 

@@ -24,10 +24,10 @@ from aioeval.fake_openai import FakeConfig, FakeOpenAI
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.sandbox.protocol import Limits
 from aioeval.suites import BENCHMARKS, get_suite
-from aioeval.suites import lcb_data as data
-from aioeval.suites.lcb_checks import stdout_mismatch, value_mismatch
-from aioeval.suites.lcb_child import OUTPUT_CAP
-from aioeval.suites.livecodebench import LiveCodeBench, extract_code, user_prompt
+from aioeval.suites.livecodebench import data
+from aioeval.suites.livecodebench.checks import stdout_mismatch, value_mismatch
+from aioeval.suites.livecodebench.child import OUTPUT_CAP
+from aioeval.suites.livecodebench.suite import LiveCodeBench, extract_code, user_prompt
 from aioeval.types import Problem
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,8 +18,8 @@ from aioeval.errors import ConfigError, InputError
 from aioeval.fake_openai import FakeConfig, FakeOpenAI
 from aioeval.run.evaluate import RunSpec, evaluate
 from aioeval.suites import BENCHMARKS, get_suite
-from aioeval.suites import mbpp_data as data
-from aioeval.suites.mbpp import build_program, checked_task, driver
+from aioeval.suites.mbpp import data
+from aioeval.suites.mbpp.suite import build_program, checked_task, driver
 from aioeval.types import Problem
 
 FIXTURE = data.fixture_problems()

@@ -19,7 +19,7 @@ from test_trusted_verdicts import ATTACKS, assert_no_attack_passed, score_sample
 
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits, Program
-from aioeval.suites import mbpp_data
+from aioeval.suites.mbpp import data as mbpp_data
 from aioeval.types import CandidateResult, Summary
 
 PROBLEMS = {p.id: p for p in mbpp_data.fixture_problems()}

@@ -1,5 +1,5 @@
 """Per-test detail (``detail`` / ``params.livecodebench.partial_credit``,
-`aioeval.suites.lcb_tally`): tests passed of all and the first failing test,
+`aioeval.suites.livecodebench.tally`): tests passed of all and the first failing test,
 counted by the verifier; the verdict and its reason are the default's; no
 reason the candidate writes passes for a tally. Through the real `Scorer`,
 a real server on 127.0.0.1 and ``aioeval score``."""

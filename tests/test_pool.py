@@ -11,8 +11,8 @@ import pytest
 from hostcheck import descendants
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import plain
 from aioeval.sandbox.protocol import Call, Checked, Limits
+from aioeval.sandbox.values import plain
 
 pytestmark = pytest.mark.anyio
 

@@ -27,7 +27,7 @@ from aioeval.config import RunConfig, load_config
 from aioeval.errors import ConfigError, SandboxError
 from aioeval.executors.ray import RayPool, plan_actors
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.types import CandidateResult, Summary
 
 Rows = dict[tuple[str, int], str]
@@ -308,8 +308,8 @@ def test_pool_seam_directly(ray_instance: Any) -> None:
     """Every task kind crosses Ray: call values come back as plain data,
     checked tasks are judged by the actor's verifier, and an empty batch
     round-trips."""
-    from aioeval.sandbox import plain
     from aioeval.sandbox.protocol import Call, Checked
+    from aioeval.sandbox.values import plain
 
     checked = Checked(
         program="def g(x):\n    return x * 2", entry="g", setup="", driver="assert g(3) == 6"

@@ -27,7 +27,7 @@ from test_seccomp_filter import run_filter
 from aioeval.errors import SandboxError
 from aioeval.executors import _slot
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import seccomp_filter as sf
+from aioeval.sandbox.isolation import seccomp_filter as sf
 from aioeval.sandbox.protocol import Limits, Outcome, VerifierReady
 
 HOST_LIMITS = Limits(cpu_s=2.0, wall_s=6.0, memory_mb=512, fsize_mb=8, disk_mb=32)

@@ -22,7 +22,7 @@ import anyio
 import pytest
 from aiohttp import web
 
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-_=>]")
 PROBLEMS = load_problems()

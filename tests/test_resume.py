@@ -15,7 +15,7 @@ import pytest
 
 from aioeval.errors import InputError
 from aioeval.run.journal import read_lines
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.types import CandidateResult, Summary
 
 SLOW_GOOD = "    import time\n    t = time.process_time()\n    while time.process_time() - t < 0.25:\n        pass\n"

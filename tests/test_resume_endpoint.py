@@ -12,7 +12,7 @@ import anyio
 import msgspec
 import pytest
 
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.testing.fake_openai import FakeConfig, FakeOpenAI, human_eval_answers
 from aioeval.types import CandidateResult, Summary
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import cgroupfs, landlock_rules, layers, namespaces
+from aioeval.sandbox.isolation import cgroupfs, landlock_rules, layers, namespaces
 from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ import pytest
 from honest_corpus import corpus
 
 import aioeval
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.types import CandidateResult
 
 pytestmark = pytest.mark.slow

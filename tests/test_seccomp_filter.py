@@ -22,7 +22,7 @@ import pytest
 from hostcheck import assert_nothing_left, require_layers
 
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import seccomp_filter as sf
+from aioeval.sandbox.isolation import seccomp_filter as sf
 from aioeval.sandbox.protocol import Limits
 
 pytestmark = pytest.mark.anyio

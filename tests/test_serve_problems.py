@@ -15,7 +15,7 @@ from servecheck import ADD, AUTH, config, post, serving
 from aioeval.errors import InputError
 from aioeval.service import Scorer
 from aioeval.service._parsing import ParserProcess
-from aioeval.suites.humaneval_format import parse_humaneval
+from aioeval.suites.human_eval.data import parse_humaneval
 
 pytestmark = pytest.mark.anyio
 

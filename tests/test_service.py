@@ -25,7 +25,7 @@ from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Outcome
 from aioeval.service import Busy, Scorer, ServeLimits, UnknownProblem
 from aioeval.service.http import Service
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.testing.executors import GatedExecutor
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ from hostcheck import require_layers
 import aioeval
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Limits, Outcome, Program
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 
 LIMITS = Limits(cpu_s=1.0, wall_s=6.0, memory_mb=512)
 

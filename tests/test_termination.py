@@ -15,7 +15,7 @@ import msgspec
 import orjson
 import pytest
 
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.types import CandidateResult
 
 QUICK = 2

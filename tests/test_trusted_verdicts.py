@@ -26,10 +26,10 @@ import pytest
 
 import aioeval
 from aioeval.executors.local import LocalPool
-from aioeval.sandbox import workdir
+from aioeval.sandbox.isolation import workdir
 from aioeval.sandbox.protocol import Checked, Limits, Program
-from aioeval.suites import crux_answers as ca
-from aioeval.suites.human_eval import load_problems
+from aioeval.suites.cruxeval import answers as ca
+from aioeval.suites.human_eval.suite import load_problems
 from aioeval.types import CandidateResult, Summary
 
 PROBLEM = "HumanEval/0"  # has_close_elements(numbers, threshold) -> bool
@@ -533,7 +533,7 @@ def test_subclasses_travel_as_their_builtin_values(tmp_path: Path) -> None:
 
 
 def test_numpy_style_scalars_are_read_as_builtins() -> None:
-    from aioeval.sandbox import plain
+    from aioeval.sandbox.values import plain
 
     class Float64(float):
         __module__ = "numpy"

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from aioeval.sandbox import harness, verdict
+from aioeval.sandbox.process import harness, verdict
 from aioeval.sandbox.protocol import JobHead, Limits
 
 LIMITS = Limits(cpu_s=2.0, wall_s=10.0)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aioeval.sandbox import plaincall, wire
+from aioeval.sandbox.values import plaincall, wire
 
 
 def _no_foreign(v: object) -> object:

@@ -67,9 +67,9 @@ def default_hidden() -> list[str]:
     return sorted(found)
 
 
-TEMPLATE = "aioeval.sandbox.worker"
+TEMPLATE = "aioeval.sandbox.process.worker"
 """The template process's entry module."""
-VERIFIER = "aioeval.sandbox.verifier"
+VERIFIER = "aioeval.sandbox.strict.verifier"
 """The verifier process's entry module."""
 
 

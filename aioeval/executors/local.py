@@ -1,8 +1,8 @@
 """The local executor: a bounded pool of sandbox slots on this machine.
 
-Each slot keeps one template process (see ``aioeval.sandbox.worker``), which
+Each slot keeps one template process (see ``aioeval.sandbox.process.worker``), which
 forks a fresh child per candidate, and, for `Checked` tasks, one verifier
-process (see ``aioeval.sandbox.verifier``), which runs the tests and never
+process (see ``aioeval.sandbox.strict.verifier``), which runs the tests and never
 runs model code. Both start from an absolute interpreter path with an
 allowlisted environment and no site hooks, so nothing of the engine (API
 keys included) is in the memory a candidate is forked from.
@@ -62,7 +62,7 @@ class LocalPool:
     Use as ``async with LocalPool(...) as pool``. ``execute`` waits for a free
     slot, so at most ``workers`` candidates execute at once. ``isolation``
     (strict, best, minimal) selects the templates' layers (see
-    ``aioeval.sandbox.layers``); strict makes `start` raise SandboxError
+    ``aioeval.sandbox.isolation.layers``); strict makes `start` raise SandboxError
     naming the first layer this machine cannot provide. ``hide`` lists
     directories candidates must not be able to read (answer keys).
     ``verifiers`` starts each slot's trusted verifier with its template (a

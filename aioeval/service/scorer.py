@@ -44,12 +44,12 @@ from aioeval.run import guard
 from aioeval.run.journal import Journal
 from aioeval.suites import get_suite
 from aioeval.suites.base import Suite
-from aioeval.suites.crux_data import parse_problems as parse_crux
-from aioeval.suites.evalplus_data import parse as parse_evalplus
-from aioeval.suites.humaneval_format import parse_humaneval
-from aioeval.suites.io_data import parse_io
-from aioeval.suites.lcb_data import parse_lcb
-from aioeval.suites.mbpp_data import parse_mbpp
+from aioeval.suites.cruxeval.data import parse_problems as parse_crux
+from aioeval.suites.evalplus.data import parse as parse_evalplus
+from aioeval.suites.human_eval.data import parse_humaneval
+from aioeval.suites.livecodebench.data import parse_lcb
+from aioeval.suites.livecodebench.io_data import parse_io
+from aioeval.suites.mbpp.data import parse_mbpp
 from aioeval.types import (
     NO_CODE,
     Candidate,

@@ -385,7 +385,7 @@ class FakeOpenAI:
 async def _serve(args: argparse.Namespace) -> None:
     answer: Answerer | None = None
     if args.human_eval:
-        from aioeval.suites.human_eval import load_problems
+        from aioeval.suites.human_eval.suite import load_problems
 
         answer = human_eval_answers(load_problems())
     lo, _, hi = args.latency.partition(",")

@@ -1,0 +1,416 @@
+"""The candidate's side of a strict job: run the program, then answer.
+
+Runs in the forked child, after isolation, with the candidate's program
+loaded in fresh globals (empty, as the official harnesses exec programs).
+It tells the verifier which functions and classes the program defines, then
+serves the verifier's requests (`protocol.Op`) on the job's channel until
+the verifier hangs up: calls, attribute reads, iteration and the other
+operations a `handles.Handle` forwards. Objects the test passed arrive as
+`Proxy` objects whose use is a request back to the verifier.
+
+Nothing this child sends can be a pass: it is all values, judged by the
+test in the verifier. Names the harness needs are bound at import, before
+any candidate code runs, so rebinding builtins cannot change this loop (a
+candidate that corrupts its own process only garbles its own answers).
+"""
+
+from __future__ import annotations
+
+import _thread
+import asyncio
+import builtins
+import os
+import random
+import socket
+import sys
+import types
+from typing import Any, NoReturn
+
+import msgspec
+
+from .. import frames, protocol
+from ..values import described, logtap, plaincall, wire, world
+from . import childio
+
+_type = type
+_id = id
+_len = len
+_str = str
+_repr = repr
+_format = format
+_iter = iter
+_next = next
+_getattr = getattr
+_setattr = setattr
+_delattr = delattr
+_isinstance = isinstance
+_issubclass = issubclass
+_exec = exec
+_compile = compile
+_write = os.write
+_recv_soon = frames.recv_soon
+_socket = socket.socket
+_exit = os._exit
+_random_setstate = random.setstate
+_run_coroutine = asyncio.run
+_FunctionType = types.FunctionType
+_BaseException = BaseException
+_encode_frame = protocol.encode_frame
+_decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
+
+
+def run(program: str, channel: int) -> NoReturn:
+    """Load the program, report its names, serve until hung up; never returns."""
+    peer = _Peer(channel)
+    scope: dict[str, object] = {}
+    try:
+        code = _compile(program, "<candidate>", "exec")
+    except _BaseException as exc:
+        peer.send(protocol.LoadFailed(status="error", reason=described.reason(exc)))
+        _done()
+    try:
+        _exec(code, scope)
+    except _BaseException as exc:
+        flush()
+        peer.send(protocol.LoadFailed(status="failed", reason=described.reason(exc)))
+        _done()
+    peer.scope = scope
+    peer.logs.take()  # what the program logged as it loaded: before the test
+    try:
+        names = [[k, peer.codec().encode(v)] for k, v in _defined(scope)]
+    except _BaseException:
+        names = []
+    peer.send(protocol.Loaded(names=names))
+    while True:
+        msg = peer.receive()
+        if msg is None:
+            _done()
+        if _type(msg) is protocol.Op:
+            peer.send(peer.serve(msg))
+
+
+def _defined(scope: dict[str, object]) -> list[tuple[str, object]]:
+    """The functions and classes the program itself made (not ones it imported)."""
+    out = []
+    value: Any
+    for name, value in list(scope.items()):
+        if name.startswith("__"):
+            continue
+        inner = value
+        for _ in range(8):  # through functools.wraps / lru_cache layers
+            wrapped = _getattr(inner, "__wrapped__", None)
+            if wrapped is None:
+                break
+            inner = wrapped
+        if _type(inner) is _FunctionType:
+            if _getattr(inner.__code__, "co_filename", "") == "<candidate>":
+                out.append((name, value))
+        elif _isinstance(value, type) and _made_here(value):
+            out.append((name, value))
+    return out
+
+
+def _made_here(cls: type) -> bool:
+    """Did the program make this class? Its class statements name the module
+    ``builtins`` (the program runs in globals with no ``__name__``); a
+    ``namedtuple`` call names ``__main__``. A class importable under its
+    name from that module is not the program's."""
+    module = _getattr(cls, "__module__", "")
+    if module not in ("builtins", "__main__"):
+        return False
+    home = sys.modules.get(module)
+    return _getattr(home, _str(_getattr(cls, "__name__", "")), None) is not cls
+
+
+class Proxy:
+    """An object of the test's, used from the candidate's code: every use is
+    a request back to the verifier, which runs the test's own code."""
+
+    __slots__ = ("_peer", "_vid")
+
+    def __init__(self, peer: _Peer, vid: int) -> None:
+        object.__setattr__(self, "_peer", peer)
+        object.__setattr__(self, "_vid", vid)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._peer.ask(self._vid, "call", (args, kwargs or None))
+
+    def __getattr__(self, name: str) -> Any:
+        return self._peer.ask(self._vid, "getattr", name)
+
+    def __iter__(self) -> Any:
+        return self._peer.ask(self._vid, "iter")
+
+    def __next__(self) -> Any:
+        return self._peer.ask(self._vid, "next")
+
+    def __len__(self) -> int:
+        return self._peer.ask(self._vid, "len")  # type: ignore[no-any-return]
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._peer.ask(self._vid, "getitem", key)
+
+    def __repr__(self) -> str:
+        return self._peer.ask(self._vid, "repr")  # type: ignore[no-any-return]
+
+    __str__ = __repr__
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._peer.ask(self._vid, "setattr", [name, value])
+
+    def __bool__(self) -> bool:
+        return self._peer.ask(self._vid, "bool") is True
+
+    def __hash__(self) -> int:
+        return self._peer.ask(self._vid, "hash")  # type: ignore[no-any-return]
+
+    def __contains__(self, item: object) -> bool:
+        return self._peer.ask(self._vid, "contains", item) is True
+
+
+def _proxy_operator(name: str, reflected: bool) -> Any:
+    def op(self: Proxy, other: object) -> Any:
+        return self._peer.ask(self._vid, "operator", [name, other, reflected])
+
+    return op
+
+
+for _op in ("eq", "ne", "lt", "le", "gt", "ge", *protocol.ARITHMETIC):
+    _setattr(Proxy, f"__{_op}__", _proxy_operator(_op, False))
+for _op in protocol.ARITHMETIC:
+    _setattr(Proxy, f"__r{_op}__", _proxy_operator(_op, True))
+for _op in ("neg", "pos", "abs"):
+    _setattr(Proxy, f"__{_op}__", lambda self, _op=_op: self._peer.ask(self._vid, _op))
+
+
+class _Peer:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.sock = _socket(fileno=fd)
+        self.frames = frames.Frames(protocol.MAX_FRAME)
+        self.chunk = memoryview(bytearray(1 << 14))
+        self.scope: dict[str, object] = {}
+        self.objects: list[object] = []
+        self.object_ids: dict[int, int] = {}
+        self.proxies: dict[int, Proxy] = {}
+        self.origins: dict[int, tuple[BaseException, int]] = {}
+        self.turn = _thread.RLock()
+        budget = [childio.OUTPUT_BUDGET]
+        self.out = childio.Output(budget)
+        self.err = childio.Output(budget)
+        self.logs = logtap.tap(budget)
+
+    # --- frames ---------------------------------------------------------
+
+    def send(self, msg: object) -> None:
+        data = memoryview(_encode_frame(msg))
+        try:
+            while data:
+                data = data[_write(self.fd, data) :]
+        except OSError:
+            _done()  # the verifier hung up
+
+    def receive(self) -> Any:
+        """The next message; None when the verifier hung up or sent a frame
+        past the cap."""
+        frame = self.frames.next(self._read)
+        return None if frame is None else _decoder.decode(frame)
+
+    def _read(self) -> memoryview:
+        try:
+            return self.chunk[: _recv_soon(self.sock, self.chunk)]
+        except OSError:
+            return self.chunk[:0]
+
+    # --- values -----------------------------------------------------------
+
+    def codec(self, memo: list[Any] | None = None) -> wire.Codec:
+        return wire.Codec(self.foreign, self.refer, memo)
+
+    def foreign(self, v: object) -> object:
+        """A handle on one of this process's objects."""
+        if _type(v) is Proxy:
+            return ["v", v._vid]
+        hid = self.object_ids.get(_id(v))
+        if hid is None:
+            hid = self.object_ids[_id(v)] = _len(self.objects)
+            self.objects.append(v)
+        tree: list[object] = ["h", hid, described.flags(v), described.base(v), described.name(v)]
+        if _type(v) is not Proxy and _isinstance(v, type):
+            cls: type = v  # type: ignore[assignment]
+            if _issubclass(cls, _BaseException):
+                tree.append(self._exception_bases(cls))
+        return tree
+
+    def _exception_bases(self, cls: type) -> list[object]:
+        """The direct bases of an exception class of the program's: a
+        builtin's name, or a handle on a class of the program's."""
+        out: list[object] = []
+        for base in cls.__bases__[:8]:
+            name = _str(_getattr(base, "__name__", ""))
+            if _getattr(builtins, name, None) is base:
+                out.append(name)
+            elif _issubclass(base, _BaseException):
+                out.append(self.foreign(base))
+        return out
+
+    def refer(self, t: list[Any]) -> object:
+        if t[0] == "h":
+            return self.objects[t[1]]
+        if t[0] == "v":
+            proxy = self.proxies.get(t[1])
+            if proxy is None:
+                proxy = self.proxies[t[1]] = Proxy(self, t[1])
+            return proxy
+        return described.rebuild_exception(t, self)
+
+    # --- requests both ways -----------------------------------------------
+
+    def ask(self, ref: int, op: str, args: object = None) -> Any:
+        """Use one of the test's objects (a request to the verifier), one
+        request at a time: the candidate's threads (a pool mapping the
+        test's function) take turns on the one channel."""
+        with self.turn:
+            return self._ask(ref, op, args)
+
+    def _ask(self, ref: int, op: str, args: object) -> Any:
+        codec = self.codec()
+        payload = codec.encode(args)
+        sent = _len(codec.memo)
+        out, err = self.out.take(), self.err.take()
+        self.send_logs()
+        self.send(protocol.Op(ref=ref, op=op, args=payload, out=out, err=err))
+        while True:
+            msg = self.receive()
+            if msg is None:
+                _done()
+            if _type(msg) is protocol.Op:
+                self.send(self.serve(msg))
+                continue
+            value = codec.decode(msg.value)
+            for n, tree in msg.writeback:
+                if n < sent:
+                    codec.refill(codec.memo[n], tree)
+            if not msg.ok:
+                raise value
+            return value
+
+    def serve(self, op: protocol.Op) -> protocol.Reply:
+        if op.op == "world" and op.ref == world.REF:
+            world.apply(op.args, self.codec().decode)
+            return protocol.Reply(ok=True)
+        if op.rand is not None:
+            _set_random(op.rand)
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = self.out, self.err
+        try:
+            ok, value, writeback = self._serve(op)
+        finally:
+            sys.stdout, sys.stderr = saved
+        out, err = self.out.take(), self.err.take()
+        self.send_logs()
+        return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
+
+    def send_logs(self) -> None:
+        """The log records the candidate's code emitted since the last
+        message, for the test's own loggers (`logtap`)."""
+        if self.logs.records:
+            self.send(protocol.Logged(records=self.logs.take()))
+
+    def _serve(self, op: protocol.Op) -> tuple[bool, object, list[Any]]:
+        codec = self.codec()
+        snaps: list[object] = []
+        try:
+            args = plaincall.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None
+            if args is not None:  # plain arguments: no containers to number
+                value = self.perform(op, args)
+                return True, value if plaincall.own_tree(value) else codec.encode(value), []
+            args = codec.decode(op.args)
+            snaps = wire.snapshot(codec.memo)
+            value = self.perform(op, args)
+            tree = codec.encode(value)
+            return True, tree, codec.writeback(snaps)
+        except _BaseException as exc:
+            try:
+                tree = self._raised(exc)
+            except _BaseException:
+                return False, ["e", "Exception", "", None, ["t", []]], []
+            try:  # what the call changed before it raised
+                return False, tree, codec.writeback(snaps, raised=True)
+            except _BaseException:
+                return False, tree, []
+
+    def _raised(self, exc: BaseException) -> object:
+        back = self.origins.get(_id(exc))
+        if back is not None and back[0] is exc:  # the test's own, passed on
+            return ["v", back[1]]
+        return described.exception_tree(exc, self.codec())
+
+    def perform(self, op: protocol.Op, args: Any) -> Any:
+        name = op.op
+        if op.ref == -1:  # a global of the program, looked up now
+            fn = self.scope.get(args[0])
+            if fn is None:
+                raise NameError(f"name {args[0]!r} is not defined")
+            return fn(*args[1], **(args[2] or {}))  # type: ignore[operator]
+        target = self.objects[op.ref]
+        if name == "call":
+            return target(*args[0], **(args[1] or {}))  # type: ignore[operator]
+        if name == "getattr":
+            return _getattr(target, args)
+        if name == "setattr":
+            return _setattr(target, args[0], args[1])
+        if name == "delattr":
+            return _delattr(target, args)
+        if name == "iter":
+            return _iter(target)  # type: ignore[call-overload]
+        if name == "next":
+            return _next(target)  # type: ignore[call-overload]
+        if name == "len":
+            return _len(target)  # type: ignore[arg-type]
+        if name == "getitem":
+            return target[args]  # type: ignore[index]
+        if name == "setitem":
+            target[args[0]] = args[1]  # type: ignore[index]
+            return None
+        if name == "delitem":
+            del target[args]  # type: ignore[attr-defined]
+            return None
+        if name == "str":
+            return _str(target)
+        if name == "repr":
+            return _repr(target)
+        if name == "format":
+            return _format(target, args)
+        if name == "isinstance":
+            return _isinstance(args, target)  # type: ignore[arg-type]
+        if name == "plain":
+            return described.as_base(target)
+        if name == "state":
+            return described.state(target)
+        if name == "await":  # a coroutine, run to its end on a loop of its own
+            return _run_coroutine(target)  # type: ignore[arg-type]
+        raise TypeError(f"unknown operation {name!r}")
+
+
+def _set_random(state: Any) -> None:
+    """Put ``random`` in the verifier's state (see `protocol.Op.rand`)."""
+    try:
+        version, internal, gauss = state
+        _random_setstate((version, tuple(internal), gauss))
+    except _BaseException:
+        pass
+
+
+def flush() -> None:
+    """Flush Python's buffered stdout and stderr, whatever the candidate did to them."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except _BaseException:
+            pass
+
+
+def _done() -> NoReturn:
+    flush()
+    _exit(0)

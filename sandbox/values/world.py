@@ -1,0 +1,146 @@
+"""The test's process state that the candidate's code reads, handed to the
+child before a request whenever the test changed it (the ``world`` op):
+the environment variables the test set or removed since the check began,
+the ``decimal`` context, the int digit limit and the recursion limit.
+
+Only this way, as with ``random``: what the candidate's code changes stays
+in its process. The verifier reads the state before each request; a read
+is a few comparisons, and a change costs one round trip before the request.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from . import logtap, patches
+
+_DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
+REF = -2
+"""The ``world`` op's ``ref``: no object of either side."""
+MAX_ENV = 4096
+"""Environment variables handed over at once (and characters of each)."""
+
+
+def _decimal(fresh: bool = False) -> list[Any] | None:
+    """The test's decimal context as plain fields, if it imported decimal
+    (``fresh``: a new thread's context, the one the child starts with)."""
+    module = sys.modules.get("decimal")
+    if module is None:
+        return None
+    ctx = module.Context() if fresh else module.getcontext()
+    traps = sorted(t.__name__ for t, on in ctx.traps.items() if on)
+    return [*(getattr(ctx, f) for f in _DECIMAL_FIELDS), traps]
+
+
+def _environ() -> dict[bytes, bytes]:
+    return dict(_ENV_DATA)
+
+
+_ENV_DATA: dict[bytes, bytes] = getattr(os.environ, "_data", {})
+"""The environment's own dict (bytes on POSIX): compared without a copy."""
+
+
+def prepare() -> None:
+    """Once per process, before any check: watch the test's patches."""
+    patches.watch()
+
+
+class World:
+    """The verifier's view: what it last handed to the child."""
+
+    def __init__(self) -> None:
+        self.env = self.start_env = _environ()
+        self.handed: dict[bytes, bytes] = {}
+        """The variables last handed over as set (to unset them again)."""
+        now = _values()
+        self.values = self.start = (_decimal(fresh=True), _DIGITS, *now[2:])
+        """What the child starts with (the interpreter's own decimal
+        context and digit limit, whatever an earlier test left here)."""
+        patches.watch()
+        self.patched: list[tuple[str, str, int]] = []
+        """The test's patches as last handed over (by the value's identity)."""
+        self.touched: set[int] = set()
+        """Which of `_values` were handed over once (then always are: the
+        child keeps what it was last told)."""
+
+    def changes(self, encode: Callable[[Any], Any]) -> list[Any] | None:
+        """The state to hand over, if the test changed it since it was last
+        handed over (or since the check began), else None; a patch's value
+        is encoded with ``encode`` (the session's codec)."""
+        values = _values()
+        patched = patches.snapshot() if patches.ACTIVE or self.patched else []
+        ids = [(m, a, id(v)) for m, a, v in patched]
+        if _ENV_DATA == self.env and values == self.values and ids == self.patched:
+            return None
+        self.env, self.values, self.patched = _environ(), values, ids
+        start = self.start_env
+        put = {_text(k): _text(v) for k, v in self.env.items() if start.get(k) != v}
+        gone = [_text(k) for k in {**start, **self.handed} if k not in self.env]
+        self.handed = {k: b"" for k in self.env if start.get(k) != self.env[k]}
+        self.touched |= {i for i, v in enumerate(values) if v != self.start[i]}
+        told = [v if i in self.touched else None for i, v in enumerate(values)]
+        env = [dict(list(put.items())[:MAX_ENV]), gone[:MAX_ENV]]
+        return [*env, *told, [[m, a, encode(v)] for m, a, v in patched]]
+
+
+_DIGITS = sys.flags.int_max_str_digits if sys.flags.int_max_str_digits >= 0 else 4300
+"""The interpreter's default int digit limit."""
+
+
+def _values() -> tuple[Any, ...]:
+    """The decimal context, the int digit limit, the recursion limit, the
+    levels of the test's loggers."""
+    dec = _decimal() if "decimal" in sys.modules else None
+    return dec, sys.get_int_max_str_digits(), sys.getrecursionlimit(), logtap.levels()
+
+
+def _text(raw: bytes) -> str:
+    return raw[:MAX_ENV].decode("utf-8", "surrogateescape")
+
+
+def apply(tree: Any, decode: Callable[[Any], Any]) -> None:
+    """In the child: take the test's state (a malformed part is skipped:
+    the tree comes from the trusted verifier, and a bad value only leaves
+    the child's own state as it was)."""
+    if type(tree) is not list or len(tree) != 7:
+        return
+    put, gone, dec, digits, recursion, levels, patched = tree
+    patches.apply(patched, decode)
+    if levels is not None:
+        logtap.set_levels([list(item) for item in levels if type(item) in (list, tuple)])
+    if type(put) is dict:
+        for key, value in put.items():
+            if type(key) is str and type(value) is str and key and "=" not in key:
+                _quietly(os.environ.__setitem__, key, value)
+    if type(gone) is list:
+        for key in gone:
+            if type(key) is str:
+                os.environ.pop(key, None)
+    if type(dec) is list and len(dec) == len(_DECIMAL_FIELDS) + 1:
+        _set_decimal(dec)
+    if type(digits) is int:
+        _quietly(sys.set_int_max_str_digits, digits)
+    if type(recursion) is int:
+        _quietly(sys.setrecursionlimit, recursion)
+
+
+def _set_decimal(fields: list[Any]) -> None:
+    import decimal
+
+    ctx = decimal.getcontext()
+    for name, value in zip(_DECIMAL_FIELDS, fields, strict=False):
+        _quietly(setattr, ctx, name, value)
+    traps = fields[-1]
+    if type(traps) is list:
+        for signal in list(ctx.traps):
+            ctx.traps[signal] = signal.__name__ in traps
+
+
+def _quietly(fn: Any, *args: Any) -> None:
+    try:
+        fn(*args)
+    except (ValueError, TypeError, OverflowError, OSError, RuntimeError):
+        pass
