@@ -114,6 +114,7 @@ def _procs(path: str) -> int:
         return len(fh.read().split())
 
 
+@pytest.mark.slow
 async def test_a_fork_and_spin_neighbour_only_slows_itself() -> None:
     # Before per-slot cpu cgroups, 60 spinners in their own sessions (each
     # its own autogroup) turned this correct answer into a timeout on the

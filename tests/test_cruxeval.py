@@ -321,6 +321,7 @@ OFFICIAL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite_name", ["cruxeval-o", "cruxeval-i"])
 def test_official_mode_reproduces_upstream_scores(
     tmp_path: Path, shared_data: Path, suite_name: str

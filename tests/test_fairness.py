@@ -55,6 +55,7 @@ while time.process_time() - t < 0.1:
 """
 
 
+@pytest.mark.slow
 async def test_a_starved_candidate_is_not_timed_out() -> None:
     # The machine gives the slot almost no CPU: here by throttling the slot's
     # own cpu cgroup to 1% of a CPU from outside, which a loaded host does by

@@ -220,6 +220,7 @@ def assert_no_attack_passed(rows: dict[str, CandidateResult]) -> None:
     assert oom.status == "error" and "memory" in oom.reason, oom.reason
 
 
+@pytest.mark.slow
 def test_no_attack_passes_strict_scoring(tmp_path: Path) -> None:
     completions = {name: WRONG + code for name, code in ATTACKS.items()}
     completions["honest-right"] = load_problems()[0].fields["canonical_solution"]
