@@ -46,6 +46,16 @@ HONEST: dict[str, tuple[str, str, str, str, str]] = {
         _WRITE_RIGHT,
         _WRITE_WRONG,
     ),
+    "a file the candidate writes in a directory the test made": (
+        _WRITE,
+        "import os, tempfile\ndef check(candidate):\n"
+        "    d = tempfile.mkdtemp()\n"
+        "    candidate(os.path.join(d, 'out.txt'), [3])\n"
+        "    with open(os.path.join(d, 'out.txt')) as fh:\n        assert fh.read() == '3\\n'\n",
+        "save",
+        _WRITE_RIGHT,
+        _WRITE_WRONG,
+    ),
     "relative paths in the working directory": (
         _READ,
         "def check(candidate):\n"
@@ -69,6 +79,20 @@ _FORGE = "    open(path, 'w').write('forged')\n"
 # Each attack is a wrong answer (it writes 'forged') that tries to make the
 # test's expected file read the same: name -> (test, completion)
 ATTACKS: dict[str, tuple[str, str]] = {
+    "rewrites or replaces the expected file in the test's own temporary directory": (
+        "import os, tempfile\ndef check(candidate):\n"
+        "    d = tempfile.mkdtemp()\n"
+        "    with open(os.path.join(d, 'expected.txt'), 'w') as fh:\n        fh.write('1\\n2\\n')\n"
+        "    candidate(os.path.join(d, 'out.txt'), [1, 2])\n"
+        "    with open(os.path.join(d, 'out.txt')) as fh, open(os.path.join(d, 'expected.txt')) as ex:\n"
+        "        assert fh.read() == ex.read()\n",
+        _FORGE + "    import os\n    d = os.path.dirname(path)\n"
+        "    for way in (lambda: open(os.path.join(d, 'expected.txt'), 'w').write('forged'),\n"
+        "                lambda: os.unlink(os.path.join(d, 'expected.txt')),\n"
+        "                lambda: (open(os.path.join(d, 'x'), 'w').write('forged'),\n"
+        "                         os.replace(os.path.join(d, 'x'), os.path.join(d, 'expected.txt')))):\n"
+        "        try:\n            way()\n        except OSError:\n            pass\n",
+    ),
     "rewrites the test's expected file": (
         _EXPECTED,
         _FORGE + "    try:\n        open('expected.txt', 'w').write('forged')\n"

@@ -145,10 +145,15 @@ class _ReadableOs:
     """``os`` as ``tempfile`` sees it in a shared directory: files it makes
     are readable (0644) and directories enterable (0755) by the other side,
     as they are for the one process of the single program. Write access
-    stays the owner's. Everything else is the real ``os``."""
+    stays the owner's, except that the check's directories (``shared``)
+    are sticky and open to all, as the shared directory is: the candidate
+    may add its output files to a directory the test made (the single
+    program can), and cannot change, rename or remove the test's files
+    there. Everything else is the real ``os``."""
 
-    def __init__(self, real: Any) -> None:
+    def __init__(self, real: Any, shared: bool) -> None:
         self._real = real
+        self._shared = shared
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
@@ -158,15 +163,18 @@ class _ReadableOs:
 
     def mkdir(self, path: Any, mode: int = 0o777, **kw: Any) -> None:
         self._real.mkdir(path, 0o755 if mode == 0o700 else mode, **kw)
+        if self._shared and mode == 0o700:
+            self._real.chmod(path, 0o1777, **kw)
 
 
-def readable_tempfiles() -> None:
+def readable_tempfiles(*, shared: bool = False) -> None:
     """Make ``tempfile`` in this process leave its files readable by the
-    other side of the shared directory (see `_ReadableOs`)."""
+    other side of the shared directory, and, in the check (``shared``),
+    its directories open to the candidate's files (see `_ReadableOs`)."""
     import tempfile
 
     if not isinstance(tempfile._os, _ReadableOs):  # type: ignore[attr-defined]
-        tempfile._os = _ReadableOs(os)  # type: ignore[attr-defined]
+        tempfile._os = _ReadableOs(os, shared)  # type: ignore[attr-defined]
 
 
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND

@@ -294,7 +294,7 @@ class CheckFork:
             env = None
             if wdir == self.conf.shared_dir:
                 env = dict(os.environ)
-                sharedwd.readable_tempfiles()
+                sharedwd.readable_tempfiles(shared=True)
             harness.isolate(w, 1, wdir, env, limits, fd, self._confine)
         except BaseException as exc:
             frames.write_all(w, SETUP + f"the verifier could not isolate a check: {exc!r}".encode())
