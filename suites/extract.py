@@ -118,7 +118,18 @@ def _extract(raw: str, target: Target) -> Extracted:
     if not blocks:
         blocks = _unfenced(text, target, budget)
     pieces = _joined([_read(b, target, budget) for b in blocks], target, budget)
-    return _choose(pieces, target)
+    got = _choose(pieces, target)
+    if got.kind == "none" and target.prompt and _indented(text):
+        # A body that does not parse (cut off, or wrong): the model's code
+        # as it wrote it, which fails as such, not an answer without code.
+        return Extracted(text=text, kind="body")
+    return got
+
+
+def _indented(text: str) -> bool:
+    """Is every non-blank line indented, as a function's body is?"""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return bool(lines) and all(line[:1].isspace() for line in lines)
 
 
 def _joined(pieces: list[_Piece], target: Target, budget: _Budget) -> list[_Piece]:

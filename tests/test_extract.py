@@ -170,6 +170,13 @@ def test_a_function_explained_in_two_steps_is_one_program() -> None:
     assert _same(extract(done, Target(entry=("f",))).text, "def f(n):\n    return n\n")
 
 
+def test_a_body_that_does_not_parse_is_run_as_written() -> None:
+    """A cut-off body is the model's broken code (it fails as such), not an
+    answer without code."""
+    got = extract("    return (\n", Target(entry=("f",), prompt="def f():\n"))
+    assert got.kind == "body" and got.text == "    return (\n"
+
+
 def test_normalise_unifies_line_endings_and_drops_reasoning() -> None:
     assert normalise("a\r\nb\rc") == "a\nb\nc"
     assert normalise("<THINK>x</think>y<reasoning>z") == "y"
