@@ -74,8 +74,15 @@ class Refused(Exception):
         self.status, self.message, self.close = status, message, close
 
 
+_ONE_LINE = {c: f"\\x{c:02x}" for c in (*range(0x0A, 0x0E), 0x1C, 0x1D, 0x1E, 0x85)} | {
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+"""Line breaks escaped: a message may quote the caller's text (a field name)."""
+
+
 def _error(status: int, message: str, *, close: bool = False) -> web.Response:
-    response = web.json_response({"error": message}, status=status)
+    response = web.json_response({"error": message.translate(_ONE_LINE)}, status=status)
     if status in (429, 503):
         response.headers["Retry-After"] = "1"
     if close:
