@@ -10,10 +10,9 @@ file; without it the bundled fixture runs.
 
 from pathlib import Path
 
-from aioeval.errors import ConfigError
-from aioeval.types import Dataset
+from aioeval.types import Problem
 
-from ..base import MockRecord, Mode, dataset_of, fixture_records, require_references
+from ..base import MockRecord, fixture_records
 from . import io_data
 from .suite import LiveCodeBench
 
@@ -26,20 +25,13 @@ class IoTests(LiveCodeBench):
     name = "io-tests"
     default_k: tuple[int, ...] = (1,)
 
-    async def load(self, *, mode: Mode) -> Dataset:
-        if self.dataset_path is None:
-            problems = io_data.fixture_problems()
-            return dataset_of(io_data.FIXTURE_NAME, io_data.FIXTURE_VERSION, problems, self.params)
-        path = Path(self.dataset_path)
-        if mode == "replay":
-            raise ConfigError(
-                f"--dataset {path}: llm-mock replays the bundled pre-scored io-tests "
-                "fixture, which is not for this dataset; score samples with aioeval score"
-            )
-        problems, name, version = io_data.read_io_file(path)
-        if mode == "reference":
-            require_references(path, problems, "canonical_solution", runs="reference solutions")
-        return dataset_of(name, version, problems, self.params)
+    label = "io-tests"
+
+    def fixture(self) -> tuple[list[Problem], str, str]:
+        return io_data.fixture_problems(), io_data.FIXTURE_NAME, io_data.FIXTURE_VERSION
+
+    def read_file(self, path: Path) -> tuple[list[Problem], str, str]:
+        return io_data.read_io_file(path)
 
     def mock_records(self) -> list[MockRecord]:
         return fixture_records(MOCK_FIXTURE)

@@ -185,17 +185,28 @@ class LiveCodeBench(SuiteBase):
         )
         return Program(program=text, cpu_s=self.budget(problem))
 
+    label = "LiveCodeBench"
+    """How messages name the suite's bundled fixture."""
+
+    def fixture(self) -> tuple[list[Problem], str, str]:
+        """The bundled fixture's problems, name and version."""
+        return data.fixture_problems(), data.FIXTURE_NAME, data.FIXTURE_VERSION
+
+    def read_file(self, path: Path) -> tuple[list[Problem], str, str]:
+        """A ``--dataset`` file's problems, name and version."""
+        return data.read_lcb_file(path)
+
     async def load(self, *, mode: Mode) -> Dataset:
         if self.dataset_path is None:
-            problems = data.fixture_problems()
-            return dataset_of(data.FIXTURE_NAME, data.FIXTURE_VERSION, problems, self.params)
+            problems, name, version = self.fixture()
+            return dataset_of(name, version, problems, self.params)
         path = Path(self.dataset_path)
         if mode == "replay":
             raise ConfigError(
-                f"--dataset {path}: llm-mock replays the bundled pre-scored LiveCodeBench "
+                f"--dataset {path}: llm-mock replays the bundled pre-scored {self.label} "
                 "fixture, which is not for this dataset; score samples with aioeval score"
             )
-        problems, name, version = data.read_lcb_file(path)
+        problems, name, version = self.read_file(path)
         if mode == "reference":
             require_references(path, problems, "canonical_solution", runs="reference solutions")
         return dataset_of(name, version, problems, self.params)
