@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 
 from aioeval.types import Problem, Taken
@@ -35,8 +36,10 @@ own definition of the function replaces the stub, as when a prompt with a
 docstring is followed by the model's whole function."""
 
 
+@functools.lru_cache(maxsize=1024)
 def _open_signature(prompt: str) -> bool:
-    """Does the prompt only compile with a body added (a bare signature)?"""
+    """Does the prompt only compile with a body added (a bare signature)?
+    Asked once per prompt: a run takes many answers to each."""
     try:
         compile(prompt, "<prompt>", "exec")
         return False
