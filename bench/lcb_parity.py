@@ -10,14 +10,15 @@ custom evaluator calls, with ``num_process_evaluate`` = ``--workers`` and
 (``pip install numpy pandas tqdm``). aioeval runs as ``aioeval score
 --benchmark livecodebench --dataset ... --samples ...`` with
 ``params.workers`` = ``--workers`` and ``test_timeout_s`` = ``--timeout``,
-interpreter start included. Each scoring mode runs upstream, then aioeval,
-so both see the same load.
+interpreter start included (upstream's wall starts after its import). Each
+scoring mode runs upstream, then aioeval, so both see the same load.
 
 Problems and answers come from `lcb_data` (written for this bench:
 stdin and ``class Solution`` problems; right answers in many shapes, wrong
 ones, runtime errors, answers that stall past the limit); both sides get
 them in their own format (a release JSONL with upstream's custom-output
-file for aioeval, ``input_output`` sample dicts for upstream).
+file for aioeval, ``input_output`` sample dicts for upstream). Both sides
+wait the stalling answers out (``--stall-every 0`` leaves them out).
 
     python bench/lcb_parity.py --lcb-source /path/to/LiveCodeBench
 
@@ -182,12 +183,15 @@ def main() -> None:
     parser.add_argument("--lcb-source", type=Path, required=True, help="LiveCodeBench checkout")
     parser.add_argument("--problems", type=int, default=64)
     parser.add_argument("--tests", type=int, default=8, help="tests per problem (1 public)")
+    parser.add_argument(
+        "--stall-every", type=int, default=lcb_data.STALL_EVERY, help="0: no stalling answers"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=2, help="seconds per test, both sides")
     parser.add_argument("--modes", default="strict,official")
     args = parser.parse_args()
     codegen_metrics = load_upstream(args.lcb_source.resolve())
-    problems = lcb_data.make(args.problems, args.tests)
+    problems = lcb_data.make(args.problems, args.tests, stall_every=args.stall_every)
     with tempfile.TemporaryDirectory(prefix="lcb-parity-") as tmp:
         work = Path(tmp)
         dataset, samples = write_inputs(problems, work)

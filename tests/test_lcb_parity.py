@@ -1,10 +1,13 @@
-"""`bench/lcb_parity.py` at a tiny size, aioeval's side only (upstream's
-evaluator is not needed): the generated problems and answers load through
-``aioeval score``, and every answer gets the verdict its label gives under
-LiveCodeBench's rules, so the bench's data and its comparison do not rot."""
+"""`bench/lcb_parity.py` at a tiny size: aioeval's side on its own (the
+generated problems and answers load through ``aioeval score`` and every
+answer gets the verdict its label gives under LiveCodeBench's rules, so the
+bench's data and its comparison do not rot), and the whole bench against
+upstream's evaluator when ``LCB_SOURCE`` names a LiveCodeBench checkout."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +62,24 @@ def test_a_missing_upstream_source_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert proc.stderr.strip().count("\n") == 0
     assert "no LiveCodeBench source" in proc.stderr
+
+
+@pytest.mark.skipif(
+    not os.environ.get("LCB_SOURCE"), reason="LCB_SOURCE (a LiveCodeBench checkout) is not set"
+)
+def test_upstream_gives_the_same_verdicts() -> None:
+    for module in ("numpy", "pandas", "tqdm"):
+        pytest.importorskip(module, reason=f"upstream's evaluator imports {module}")
+    flags = ["--problems", "8", "--tests", "3", "--stall-every", "8", "--timeout", "1"]
+    bench = [sys.executable, str(BENCH / "lcb_parity.py"), "--lcb-source", os.environ["LCB_SOURCE"]]
+    proc = subprocess.run(
+        bench + flags,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [line["scoring"] for line in lines] == ["strict", "official"]
+    for line in lines:
+        assert line["answers"] == 64
+        assert (line["disagreements"], line["pass_at_1"]["same"]) == (0, True), line
