@@ -39,7 +39,7 @@ def test_our_verdicts_are_the_labels(tmp_path: Path, scoring: str) -> None:
     problems = lcb_data.make(9, 3, stall_every=9)
     dataset, samples = lcb_parity.write_inputs(problems, tmp_path)
     ours, pass_1, _ = lcb_parity.run_ours(
-        dataset, samples, tmp_path / "out", scoring=scoring, workers=2, timeout=1
+        dataset, samples, tmp_path / "out", scoring=scoring, workers=2, timeout=2
     )
     wrong = [
         f"{p.question_id} #{i}: {ours[(p.question_id, i)]} for {label}"
