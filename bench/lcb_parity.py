@@ -22,6 +22,10 @@ wait the stalling answers out (``--stall-every 0`` leaves them out).
 
     python bench/lcb_parity.py --lcb-source /path/to/LiveCodeBench
 
+Upstream runs the answers under its own guard, not aioeval's sandbox: the
+bench gives it only the answers `lcb_answers` holds (no model output, no
+fork or memory bombs).
+
 Prints one JSON line per scoring mode (``strict``, the default, and
 ``official``): answers, disagreements (with the first few), both sides'
 pass@1, both walls and their ratio. A verdict is one of ``passed``,
@@ -154,7 +158,7 @@ def same(ours: str, theirs: str, scoring: str) -> bool:
     """Whether aioeval's status is upstream's verdict (see the docstring)."""
     if ours == "failed":
         return theirs in ("wrong", "error") or (theirs == "timeout" and scoring == "official")
-    return ours == theirs or (ours == "error" and theirs == "error")
+    return ours == theirs
 
 
 def compare(
