@@ -105,9 +105,12 @@ STDIN: dict[str, Kind] = {
                 "wrong",
             ),
             (
-                "n = int(input())\nfor _ in range(n):\n    a, b = map(int, input().split())\n"
-                "    print(a * b, a + b)\n",
-                "wrong",
+                # Upstream makes a ``Solution()`` for any program whose text
+                # says ``class Solution``; a stdin program's is not on the module.
+                "class Solution:\n    def row(self, a, b):\n        return a + b, a * b\n\n\n"
+                "n = int(input())\nfor _ in range(n):\n"
+                "    print(*Solution().row(*map(int, input().split())))\n",
+                "error",
             ),
             ("import sys\nfor line in sys.stdin:\n    print(line)\n", "error"),
         ],

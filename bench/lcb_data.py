@@ -17,7 +17,9 @@ labelled with the verdict LiveCodeBench's rules give it:
   import of ``builtins`` binds ``open`` before its ``mock_open`` patch, so
   the program reads the process's own empty stdin);
 - ``error``: an exception, a syntax error, a missing method, iterating
-  ``sys.stdin`` (upstream's stand-in cannot be iterated);
+  ``sys.stdin`` (upstream's stand-in cannot be iterated), a stdin program
+  that defines ``class Solution`` (upstream's loader then looks for it on
+  the module);
 - ``timeout``: on every tenth problem the last answer stalls on the large
   test (a sleep, or a busy loop) past the time limit.
 
