@@ -355,6 +355,28 @@ EDGE_CASES: list[tuple[str, Problem, str, str, str]] = [
         "passed",
         "",
     ),
+    (
+        "a stdin program that defines class Solution does not load, as upstream",
+        PAIR,
+        "class Solution:\n    def add(self, a, b):\n        return a + b\n\n\n"
+        "a, b = map(int, input().split())\nprint(Solution().add(a, b))\n",
+        "failed",
+        "no module-level Solution",
+    ),
+    (
+        "nor one that says class Solution in a string",
+        PAIR,
+        "a, b = map(int, input().split())\nprint(a + b if 'class Solution' else 0)\n",
+        "failed",
+        "no module-level Solution",
+    ),
+    (
+        "a comment that says class Solution does not count (upstream reads the parsed program)",
+        PAIR,
+        "# class Solution\na, b = map(int, input().split())\nprint(a + b)\n",
+        "passed",
+        "",
+    ),
     ("a tuple for a list", FUNC, PUSH.format("tuple(xs + [x])"), "passed", ""),
     (
         "a value whose __eq__ says yes",

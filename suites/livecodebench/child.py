@@ -24,7 +24,8 @@ process's own (empty) stdin, which names bound at load keep, is patched as
 upstream patches it (`_PROCESS_STDIN`), and ``sys.stdout`` is a bounded text buffer;
 ``SystemExit`` ends a run normally. A functional program is called on one
 ``Solution()`` made at load (or a module function when the program defines
-no ``class Solution``).
+no ``class Solution``); as upstream, a program of either kind whose text
+says ``class Solution`` needs a module-level ``Solution`` to load.
 
 Only the standard library is imported and there is no ``from __future__``:
 the source is pasted ahead of other code.
@@ -167,6 +168,12 @@ def _unpatch_process_stdin() -> None:
         _PROCESS_STDIN.__dict__.pop(name, None)
 
 
+def _solution(scope: dict[str, Any]) -> Any:
+    if "Solution" not in scope:
+        raise AttributeError("the program says 'class Solution' but has no module-level Solution")
+    return scope["Solution"]()
+
+
 class _Program:
     """The candidate's program, loaded once, run per test."""
 
@@ -175,13 +182,15 @@ class _Program:
         sys.stdin = _PROCESS_STDIN
         scope: dict[str, Any] = {"__name__": "tmp_sol", "__builtins__": builtins}
         if kind == "stdin":
-            exec(compile(stdin_module(source), "<candidate>", "exec"), scope)
-            self.run = scope["wrapped_function"]
-            return
-        text = LCB_IMPORTS + "\n\n" + source
+            text, name = stdin_module(source), "wrapped_function"
+        else:
+            text, name = LCB_IMPORTS + "\n\n" + source, func_name
         exec(compile(text, "<candidate>", "exec"), scope)
-        owner: Any = scope["Solution"]() if "class Solution" in text else None
-        self.run = getattr(owner, func_name) if owner is not None else scope[func_name]
+        # Upstream makes a ``Solution()`` whenever the text it ran says
+        # ``class Solution`` (a string included), whatever the kind: a stdin
+        # program's class is inside its wrapper function, so it fails there.
+        owner: Any = _solution(scope) if "class Solution" in text else None
+        self.run = getattr(owner, name) if owner is not None else scope[name]
 
     def stdin(self, data: str) -> str:
         out = _Stdout()
