@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+import anyio
 import pytest
 from servecheck import config
 from test_channel_attacks import RAW
 from test_handle_reads import check_strict
 
+from aioeval.executors.local import LocalPool
+from aioeval.sandbox.protocol import Checked, Limits
 from aioeval.service import Scorer
 
 INPUTS = 12
@@ -206,3 +209,24 @@ async def test_io_tests_read_their_answers_from_one_stream() -> None:
 
 def _fenced(code: str) -> str:
     return f"```python\n{code}\n```\n"
+
+
+def test_the_child_is_stopped_once_the_check_has_decided() -> None:
+    """A wrong answer at input 1, then inputs that would take minutes: the
+    verdict is the wrong answer, not the wall-clock backstop the child
+    would reach if left to compute what no one reads."""
+    program = "import time\ndef f(x):\n    if x >= 2:\n        time.sleep(600)\n    return 2 * x + (x == 1)\n"
+
+    async def go() -> tuple[str, str]:
+        async with LocalPool(workers=1, limits=Limits(cpu_s=2.0, wall_s=6.0)) as pool:
+            task = Checked(
+                program=program,
+                entry="f",
+                setup=DATA_TEST.replace("2.0", "30.0"),
+                driver="check(f)",
+            )
+            out = await pool.execute(task)
+            return out.status, out.reason
+
+    status, reason = anyio.run(go)
+    assert status == "failed" and reason.endswith("1"), (status, reason)
