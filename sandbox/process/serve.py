@@ -85,7 +85,9 @@ def run(program: str, channel: int) -> NoReturn:
         msg = peer.receive()
         if msg is None:
             _done()
-        if _type(msg) is protocol.Op:
+        if _type(msg) is protocol.Op and msg.op == "map":
+            peer.answer_each(msg)
+        elif _type(msg) is protocol.Op:
             peer.send(peer.serve(msg))
 
 
@@ -310,6 +312,15 @@ class _Peer:
         out, err = self.out.take(), self.err.take()
         self.send_logs()
         return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
+
+    def answer_each(self, op: protocol.Op) -> None:
+        """A data test's inputs at once (`answers` in the verifier): call
+        the function on each in order, sending each answer as it comes."""
+        if op.rand is not None:
+            _set_random(op.rand)
+        items = op.args if _type(op.args) is list else []
+        for args in items:
+            self.send(self.serve(protocol.Op(ref=op.ref, op="call", args=args)))
 
     def send_logs(self) -> None:
         """The log records the candidate's code emitted since the last

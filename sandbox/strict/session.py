@@ -76,6 +76,8 @@ class Session:
         that drew, sets the state it had before; see `_random`)."""
         self.epoch = 0
         """See `handles.Asker.epoch`."""
+        self.unread = 0
+        """Answers of a stream (`answers`) the child will still send."""
 
     # --- wire hooks ---------------------------------------------------------
 
@@ -171,7 +173,7 @@ class Session:
         under the usual rules) and, for a stand-in, the candidate's text."""
         if attrs_tree is not None:
             try:
-                attrs = self._codec().decode(attrs_tree)
+                attrs = self.codec().decode(attrs_tree)
             except wire.NotData:
                 attrs = {}
             if type(attrs) is dict:
@@ -187,7 +189,7 @@ class Session:
     def _exception_made(self, t: list[Any]) -> BaseException:
         type_name, cls_tree, args_tree = t[1][:100], t[3], t[4]
         try:
-            args = self._codec().decode(args_tree)
+            args = self.codec().decode(args_tree)
             args = args if type(args) is tuple else (str(args),)
         except wire.NotData:
             args = ()
@@ -225,11 +227,11 @@ class Session:
 
     def decode(self, tree: object) -> Any:
         try:
-            return self._codec().decode(tree)
+            return self.codec().decode(tree)
         except wire.NotData as exc:
             raise CandidateError(f"the candidate sent {exc}") from None
 
-    def _codec(self, memo: list[Any] | None = None) -> wire.Codec:
+    def codec(self, memo: list[Any] | None = None) -> wire.Codec:
         return wire.Codec(self.foreign, self.refer, memo)
 
     # --- asking the child ---------------------------------------------------
@@ -245,20 +247,33 @@ class Session:
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
             self.epoch += 1
-        codec = self._codec()
+        codec = self.codec()
+        payload = self.request(codec, args, op == "call" and ref >= 0)
+        sent = len(codec.memo)
+        self.hand_over_world()
+        reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload, rand=self.child_random()))
+        return self.answer(reply, codec, sent)
+
+    def request(self, codec: wire.Codec, args: object, call: bool) -> object:
+        """The tree of a request's ``args`` (a call's: ``(args, kwargs)``)."""
         payload: object = None
-        if op == "call" and ref >= 0 and type(args) is tuple and len(args) == 2:
+        if call and type(args) is tuple and len(args) == 2:
             payload = plaincall.plain_args(*args)
         try:
-            if payload is None:
-                payload = codec.encode(args)
+            return codec.encode(args) if payload is None else payload
         except wire.NotData as exc:
             raise CheckSetupError(f"the test passed a value that cannot be sent: {exc}") from None
-        sent = len(codec.memo)
-        changed = self.world.changes(self._codec().encode) if self.world else None
+
+    def hand_over_world(self) -> None:
+        """Send the process state the test changed since the last request (`world`)."""
+        changed = self.world.changes(self.codec().encode) if self.world else None
         if changed is not None:
             self._exchange(protocol.Op(ref=world.REF, op="world", args=changed))
-        reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload, rand=self._random()))
+
+    def answer(self, reply: protocol.Reply, codec: wire.Codec, sent: int) -> Any:
+        """The value ``reply`` carries (raised, if the candidate's code
+        raised), with what the callee changed written back into the first
+        ``sent`` containers ``codec`` numbered for the request."""
         if reply.ok and not reply.writeback and type(reply.value) in wire.PLAIN:
             return reply.value  # what decode would make of it
         try:
@@ -281,7 +296,7 @@ class Session:
             raise CandidateError("the candidate's process sent a malformed exception")
         return value
 
-    def _random(self) -> object:
+    def child_random(self) -> object:
         """The state of ``random`` for the child, if the test changed it
         since it was last sent (only this way: the child's draws never
         reach the test's ``random``). Read only after the test used the
@@ -310,11 +325,18 @@ class Session:
                     pass
 
     def _exchange(self, op: protocol.Op) -> protocol.Reply:
+        if self.unread and not self.depth:
+            raise CheckSetupError("the test asked the candidate again with answers left unread")
+        self.chan.send(op)
+        return self.reply()
+
+    def reply(self) -> protocol.Reply:
+        """The child's next `Reply`, serving its requests and passing on
+        its output and log records until it comes."""
         if self.depth >= MAX_NESTING:
             raise CandidateError("calls between the test and the candidate nest too deeply")
         self.depth += 1
         try:
-            self.chan.send(op)
             while True:
                 msg = self.chan.receive()
                 if (type(msg) is protocol.Reply or type(msg) is protocol.Op) and (
@@ -336,7 +358,7 @@ class Session:
     # --- answering the child (callbacks into the test's objects) ------------
 
     def _serve(self, op: protocol.Op) -> protocol.Reply:
-        codec = self._codec()
+        codec = self.codec()
         snaps: list[object] = []
         try:
             if type(op.ref) is not int or not 0 <= op.ref < len(self.objects):

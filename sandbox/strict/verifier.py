@@ -46,7 +46,7 @@ import msgspec
 from .. import frames, protocol
 from ..process import checkfork
 from ..values import unshared, world
-from . import handles, session, testrandom, timers
+from . import answers, handles, session, testrandom, timers
 from .channel import Channel
 from .testcode import Capture, Compiled, TestBroken, guarded
 
@@ -117,7 +117,7 @@ class Verifier:
                 status=status,
                 reason=reason,
                 output=capture.text(),
-                stop=timers.overran,
+                stop=timers.overran or answers.unread_left(),
             )
 
         cpu_s, wall_s = self.hello.cpu_s, self.hello.wall_s
@@ -151,6 +151,7 @@ class Verifier:
             "__name__": TEST_MODULE,
             "__builtins__": builtins,
             WITHIN: within,
+            answers.MAP: answers.answers,
         }
         random.setstate(self.random_state)
         state = world.World()  # before the test runs: what it changes is handed over
@@ -230,7 +231,7 @@ class Verifier:
         for item in names[:10_000]:
             if type(item) is list and len(item) == 2 and type(item[0]) is str:
                 name = item[0]
-                if name == WITHIN:
+                if name in (WITHIN, answers.MAP):
                     continue
                 if name == entry or (name in wanted and not hasattr(builtins, name)):
                     found[name] = item[1]

@@ -203,13 +203,21 @@ def _aioeval_alarm_within(seconds: float, fn: Any, *args: Any) -> Any:
 
 def _aioeval_run(fn: Any) -> None:
     """Every input in order; the first that fails ends the test (all of
-    them with ``_aioeval_details``, which then lists the failures)."""
+    them with ``_aioeval_details``, which then lists the failures). Under
+    strict scoring the inputs go to the candidate's process at once and its
+    answers are read as they come (``__aioeval_map__``), each under its
+    input's limit."""
     within = globals().get("__aioeval_within__") or _aioeval_alarm_within
+    stream = globals().get("__aioeval_map__")
+    answers = None if stream is None else stream(fn, _aioeval_inputs)
     atol = _aioeval_atol
     failed: list[int] = []
     for i, args in enumerate(_aioeval_inputs):
         try:
-            out = within(_aioeval_limits[i], fn, *args)
+            if answers is None:
+                out = within(_aioeval_limits[i], fn, *args)
+            else:
+                out = within(_aioeval_limits[i], next, answers)
             ok, atol = _aioeval_matches(out, _aioeval_expected[i], args, atol)
             why = "wrong output"
         except Exception as exc:

@@ -1,0 +1,112 @@
+"""A data test's inputs in one round trip: the candidate's answers as it computes them.
+
+Tests whose inputs are data (EvalPlus's parts, LiveCodeBench's and the
+io-tests' lists) call the candidate once per input and compare each answer
+with its expected output. Asked one call at a time, every input is a round
+trip between the verifier and the child. `answers` sends all the inputs at
+once (a ``map`` request); the child calls the function on each in order and
+sends each answer as soon as it has it, and the test reads them in order
+with ``next``, each under its own time limit (`timers.within` around the
+``next``, so a limit runs from the previous answer). The comparison stays
+the test's, in this process: an answer is a value like any call's result,
+and an answer the child sends out of turn is only a wrong answer of its own.
+
+A test finds the function under `MAP`; a test that runs where it is not
+bound (official scoring's single program) calls the function itself. Once a
+check has decided, the answers it has not read tell the verifier to stop
+the child (`protocol.CheckResult.stop`) rather than let it compute them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .. import protocol
+from ..values import wire
+from .handles import Handle
+from .session import Session
+
+MAP = "__aioeval_map__"
+"""The name under which a test finds `answers` (never the candidate's to bind)."""
+
+MAX_INPUTS = 1_000_000
+"""Most inputs one request carries (a frame is capped in bytes as well)."""
+
+
+class Answers:
+    """The child's answers to ``calls``, in order: ``next`` returns one
+    (raises what the candidate's code raised for it), and the iterator goes
+    on past an answer that raised."""
+
+    def __init__(self, talk: Session, ref: int, calls: list[tuple[Any, ...]]) -> None:
+        self.talk = talk
+        self.pending: list[tuple[wire.Codec, int]] = []
+        payloads: list[object] = []
+        for args in calls:
+            codec = talk.codec()
+            payloads.append(talk.request(codec, (args, None), call=True))
+            self.pending.append((codec, len(codec.memo)))
+        self.pending.reverse()
+        talk.epoch += 1
+        talk.hand_over_world()
+        talk.chan.send(protocol.Op(ref=ref, op="map", args=payloads, rand=talk.child_random()))
+        talk.unread += len(calls)
+        _streams.append(self)
+
+    def __iter__(self) -> Answers:
+        return self
+
+    def __next__(self) -> Any:
+        if not self.pending:
+            raise StopIteration
+        reply = self.talk.reply()
+        codec, sent = self.pending.pop()
+        self.talk.unread -= 1
+        return self.talk.answer(reply, codec, sent)
+
+
+class OneByOne:
+    """`Answers` for a function that is not the candidate's over a channel:
+    each ``next`` calls it on the next input."""
+
+    def __init__(self, fn: Callable[..., Any], calls: list[tuple[Any, ...]]) -> None:
+        self.fn = fn
+        self.calls = calls
+        self.at = 0
+
+    def __iter__(self) -> OneByOne:
+        return self
+
+    def __next__(self) -> Any:
+        if self.at >= len(self.calls):
+            raise StopIteration
+        self.at += 1
+        return self.fn(*self.calls[self.at - 1])
+
+
+def answers(fn: Any, calls: Iterable[Sequence[Any]]) -> Answers | OneByOne:
+    """The answers of ``fn`` to each input of ``calls`` (each a sequence of
+    positional arguments), in order. Over the channel when ``fn`` is the
+    candidate's plain function or method asked at the top level; else one
+    call at a time, as the test would make them (a function whose answers
+    the prompt's own must agree with, a callback's nested call)."""
+    listed = [tuple(args) for args in calls]
+    if (
+        type(fn) is Handle
+        and 0 < len(listed) <= MAX_INPUTS
+        and fn._session.guards.get(fn._hid) is None
+        and not fn._session.depth
+        and not fn._session.unread
+    ):
+        return Answers(fn._session, fn._hid, listed)
+    return OneByOne(fn, listed)
+
+
+def unread_left() -> bool:
+    """Did the check end with answers the child would still compute? (A
+    check has a process of its own, so the streams are this check's.)"""
+    return any(stream.pending for stream in _streams)
+
+
+_streams: list[Answers] = []
