@@ -17,7 +17,6 @@ candidate that corrupts its own process only garbles its own answers).
 from __future__ import annotations
 
 import _thread
-import asyncio
 import builtins
 import os
 import random
@@ -29,8 +28,9 @@ from typing import Any, NoReturn
 import msgspec
 
 from .. import frames, protocol
-from ..values import described, logtap, plaincall, wire, world
+from ..values import asyncrun, described, logtap, plaincall, warntap, wire, world
 from . import childio
+from .proxy import Proxy
 
 _type = type
 _id = id
@@ -52,9 +52,10 @@ _recv_soon = frames.recv_soon
 _socket = socket.socket
 _exit = os._exit
 _random_setstate = random.setstate
-_run_coroutine = asyncio.run
+_run_coroutine = asyncrun.run_nested
 _FunctionType = types.FunctionType
 _BaseException = BaseException
+_Exception = Exception
 _encode_frame = protocol.encode_frame
 _decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
 
@@ -122,67 +123,6 @@ def _made_here(cls: type) -> bool:
     return _getattr(home, _str(_getattr(cls, "__name__", "")), None) is not cls
 
 
-class Proxy:
-    """An object of the test's, used from the candidate's code: every use is
-    a request back to the verifier, which runs the test's own code."""
-
-    __slots__ = ("_peer", "_vid")
-
-    def __init__(self, peer: _Peer, vid: int) -> None:
-        object.__setattr__(self, "_peer", peer)
-        object.__setattr__(self, "_vid", vid)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._peer.ask(self._vid, "call", (args, kwargs or None))
-
-    def __getattr__(self, name: str) -> Any:
-        return self._peer.ask(self._vid, "getattr", name)
-
-    def __iter__(self) -> Any:
-        return self._peer.ask(self._vid, "iter")
-
-    def __next__(self) -> Any:
-        return self._peer.ask(self._vid, "next")
-
-    def __len__(self) -> int:
-        return self._peer.ask(self._vid, "len")  # type: ignore[no-any-return]
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._peer.ask(self._vid, "getitem", key)
-
-    def __repr__(self) -> str:
-        return self._peer.ask(self._vid, "repr")  # type: ignore[no-any-return]
-
-    __str__ = __repr__
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self._peer.ask(self._vid, "setattr", [name, value])
-
-    def __bool__(self) -> bool:
-        return self._peer.ask(self._vid, "bool") is True
-
-    def __hash__(self) -> int:
-        return self._peer.ask(self._vid, "hash")  # type: ignore[no-any-return]
-
-    def __contains__(self, item: object) -> bool:
-        return self._peer.ask(self._vid, "contains", item) is True
-
-
-def _proxy_operator(name: str, reflected: bool) -> Any:
-    def op(self: Proxy, other: object) -> Any:
-        return self._peer.ask(self._vid, "operator", [name, other, reflected])
-
-    return op
-
-
-for _op in ("eq", "ne", "lt", "le", "gt", "ge", *protocol.ARITHMETIC):
-    _setattr(Proxy, f"__{_op}__", _proxy_operator(_op, False))
-for _op in protocol.ARITHMETIC:
-    _setattr(Proxy, f"__r{_op}__", _proxy_operator(_op, True))
-for _op in ("neg", "pos", "abs"):
-    _setattr(Proxy, f"__{_op}__", lambda self, _op=_op: self._peer.ask(self._vid, _op))
-
-
 class _Peer:
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -194,11 +134,13 @@ class _Peer:
         self.object_ids: dict[int, int] = {}
         self.proxies: dict[int, Proxy] = {}
         self.origins: dict[int, tuple[BaseException, int]] = {}
+        self.nesting = 0
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
         self.err = childio.Output(budget)
         self.logs = logtap.tap(budget)
+        warntap.tap(self.logs, logtap.MAX_RECORDS)
 
     # --- frames ---------------------------------------------------------
 
@@ -228,9 +170,19 @@ class _Peer:
         return wire.Codec(self.foreign, self.refer, memo)
 
     def foreign(self, v: object) -> object:
-        """A handle on one of this process's objects."""
+        """A handle on one of this process's objects; an exception (an
+        argument to the test's callback) as a value, the test's own as itself."""
         if _type(v) is Proxy:
             return ["v", v._vid]
+        if _issubclass(_type(v), _Exception) and self.nesting < 4:
+            back = self.origins.get(_id(v))
+            if back is not None and back[0] is v:
+                return ["v", back[1]]
+            self.nesting += 1
+            try:
+                return described.exception_tree(v, self.codec())  # type: ignore[arg-type]
+            finally:
+                self.nesting -= 1
         hid = self.object_ids.get(_id(v))
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
@@ -297,7 +249,7 @@ class _Peer:
 
     def serve(self, op: protocol.Op) -> protocol.Reply:
         if op.op == "world" and op.ref == world.REF:
-            world.apply(op.args, self.codec().decode)
+            world.apply(op.args, self.codec().decode, self.scope)
             return protocol.Reply(ok=True)
         if op.rand is not None:
             _set_random(op.rand)

@@ -11,6 +11,7 @@ instances of the test's own classes, and nothing else.
 from __future__ import annotations
 
 import builtins
+import enum
 import random
 import sys
 import threading
@@ -21,10 +22,11 @@ from typing import Any
 
 from .. import protocol
 from ..values import logtap, plaincall, wire, world
-from . import skeleton, testobjects, testrandom
+from . import skeleton, testobjects, testrandom, twins
 from .handles import (
     BASES,
     EXC_CLASS,
+    IS_CLASS,
     CandidateError,
     CandidateExit,
     CandidateGone,
@@ -64,6 +66,8 @@ class Session:
         class of that name is compared as the prelude's class would."""
         self.turn = threading.RLock()
         self.handles: dict[int, Any] = {}
+        self.members: dict[int, int] = {}
+        """The prompt's enum members that stand for the program's (by handle)."""
         self.objects: list[Any] = []
         self.object_ids: dict[int, int] = {}
         self.standins: dict[int, type[BaseException]] = {}
@@ -76,6 +80,7 @@ class Session:
         that drew, sets the state it had before; see `_random`)."""
         self.epoch = 0
         """See `handles.Asker.epoch`."""
+        self.nesting = 0
 
     # --- wire hooks ---------------------------------------------------------
 
@@ -83,16 +88,28 @@ class Session:
         """An object of the test's that the child gets a proxy for."""
         if type(v) is Handle and v._session is self:
             return ["h", v._hid]
+        if id(v) in self.members:  # a member of the program's enum, as the prompt's
+            return ["h", self.members[id(v)]]
         if isinstance(v, type) and v in self.standins.values():
             hid = next(k for k, c in self.standins.items() if c is v)
             return ["h", hid]
         if isinstance(v, types.ModuleType):
             raise CheckSetupError("the test passed a module to the candidate")
+        if isinstance(v, Exception) and self.nesting < 4:
+            self.nesting += 1  # an exception as a value (its args may hold one)
+            try:
+                return self._exc_tree(v, self._codec())
+            finally:
+                self.nesting -= 1
+        return ["v", self._own(v)]
+
+    def _own(self, v: object) -> int:
+        """The number the child knows one of the test's objects by."""
         vid = self.object_ids.get(id(v))
         if vid is None:
             vid = self.object_ids[id(v)] = len(self.objects)
             self.objects.append(v)
-        return ["v", vid]
+        return vid
 
     def refer(self, t: list[Any]) -> object:
         tag = t[0]
@@ -125,6 +142,12 @@ class Session:
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.
             made._plain()
+        elif isinstance(self.twins.get(made._name), enum.EnumMeta) and not flags & IS_CLASS:
+            member = made._plain()  # the prompt's member itself: ``is`` holds too
+            if member is not twins.NO_VALUE:
+                self.handles[hid] = member
+                self.members[id(member)] = hid
+                return member
         return made
 
     def _standin(
@@ -158,12 +181,17 @@ class Session:
         self.standins[hid] = cls
         return cls
 
-    def _exception(self, t: list[Any]) -> BaseException:
-        if len(t) not in (5, 7) or type(t[1]) is not str:
+    def _exception(self, t: list[Any], depth: int = 0) -> BaseException:
+        if len(t) not in (5, 7, 8) or type(t[1]) is not str:
             raise wire.NotData("malformed exception")
         exc = self._exception_made(t)
-        if len(t) == 7 and not isinstance(exc, CandidateError | CandidateExit):
+        if len(t) >= 7 and not isinstance(exc, CandidateError | CandidateExit):
             self._exception_extra(exc, t[5], t[6])
+        cause = t[7] if len(t) == 8 else None
+        if type(cause) is list and cause[:1] == ["e"] and depth < MAX_EXC_DEPTH:
+            made = self._exception(cause, depth + 1)  # ``raise ... from``
+            if not isinstance(made, CandidateError | CandidateExit):
+                exc.__cause__ = made
         return exc
 
     def _exception_extra(self, exc: BaseException, attrs_tree: Any, text: Any) -> None:
@@ -364,9 +392,8 @@ class Session:
         if not name:  # not a builtin: the child gets its nearest builtin base
             base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
             name = base.__name__
-        ref = self.foreign(exc)  # ["v", id]: the child names it if it raises it on to us
-        assert type(ref) is list
-        return ["e", name, "", None, args, ref[1]]
+        # The child names it by this number if it raises it on to us.
+        return ["e", name, "", None, args, self._own(exc)]
 
 
 MAX_EXC_DEPTH = 20

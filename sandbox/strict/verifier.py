@@ -153,8 +153,9 @@ class Verifier:
             WITHIN: within,
         }
         random.setstate(self.random_state)
-        state = world.World()  # before the test runs: what it changes is handed over
-        self.unshared = unshared.Unshared()
+        # Before the test runs: what it changes is handed over.
+        state = world.World(code.attributes)
+        self.unshared = unshared.Unshared(state.assigned.names())
         try:
             if code.prelude is not None:
                 exec(code.prelude, scope)
@@ -204,6 +205,8 @@ class Verifier:
             raise
         except BaseException as exc:  # the child died, exited or refused a read
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
+        if talk.world is not None:
+            talk.world.assigned.watch_globals(scope, sorted(code.globals))
         random.setstate(self.random_state)
         talk.random_state = random.getstate()
         talk.seeds, talk.uses = testrandom.seedings()

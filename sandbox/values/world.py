@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
-from . import logtap, patches
+from . import assigned, logtap, patches, warntap
 
 _DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
 REF = -2
@@ -49,9 +50,11 @@ def prepare() -> None:
 
 
 class World:
-    """The verifier's view: what it last handed to the child."""
+    """The verifier's view: what it last handed to the child. ``attributes``:
+    the attribute names the test's code assigns (`assigned`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, attributes: set[str] | None = None) -> None:
+        self.assigned = assigned.Assigned(attributes or set())
         self.env = self.start_env = _environ()
         self.handed: dict[bytes, bytes] = {}
         """The variables last handed over as set (to unset them again)."""
@@ -71,7 +74,8 @@ class World:
         handed over (or since the check began), else None; a patch's value
         is encoded with ``encode`` (the session's codec)."""
         values = _values()
-        patched = patches.snapshot() if patches.ACTIVE or self.patched else []
+        patched = patches.snapshot() if patches.ACTIVE else []
+        patched += self.assigned.changed()
         ids = [(m, a, id(v)) for m, a, v in patched]
         if _ENV_DATA == self.env and values == self.values and ids == self.patched:
             return None
@@ -92,23 +96,35 @@ _DIGITS = sys.flags.int_max_str_digits if sys.flags.int_max_str_digits >= 0 else
 
 def _values() -> tuple[Any, ...]:
     """The decimal context, the int digit limit, the recursion limit, the
-    levels of the test's loggers."""
+    levels of the test's loggers, the working directory, the warning filters."""
     dec = _decimal() if "decimal" in sys.modules else None
-    return dec, sys.get_int_max_str_digits(), sys.getrecursionlimit(), logtap.levels()
+    limits = sys.get_int_max_str_digits(), sys.getrecursionlimit()
+    return dec, *limits, logtap.levels(), _cwd(), warntap.filters()
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the test removed it
+        return None
 
 
 def _text(raw: bytes) -> str:
     return raw[:MAX_ENV].decode("utf-8", "surrogateescape")
 
 
-def apply(tree: Any, decode: Callable[[Any], Any]) -> None:
+def apply(tree: Any, decode: Callable[[Any], Any], scope: dict[str, Any]) -> None:
     """In the child: take the test's state (a malformed part is skipped:
     the tree comes from the trusted verifier, and a bad value only leaves
-    the child's own state as it was)."""
-    if type(tree) is not list or len(tree) != 7:
+    the child's own state as it was); ``scope``: the program's globals."""
+    if type(tree) is not list or len(tree) != 9:
         return
-    put, gone, dec, digits, recursion, levels, patched = tree
-    patches.apply(patched, decode)
+    put, gone, dec, digits, recursion, levels, cwd, caught, patched = tree
+    patches.apply(patched, decode, scope)
+    if caught is not None:
+        warntap.set_filters(caught)
+    if type(cwd) is str:  # the shared directory, or one the test made in it
+        _quietly(os.chdir, cwd)
     if levels is not None:
         logtap.set_levels([list(item) for item in levels if type(item) in (list, tuple)])
     if type(put) is dict:
@@ -119,6 +135,8 @@ def apply(tree: Any, decode: Callable[[Any], Any]) -> None:
         for key in gone:
             if type(key) is str:
                 os.environ.pop(key, None)
+    if (type(put) is dict and "TZ" in put) or (type(gone) is list and "TZ" in gone):
+        time.tzset()  # the test's time.tzset() after it set TZ
     if type(dec) is list and len(dec) == len(_DECIMAL_FIELDS) + 1:
         _set_decimal(dec)
     if type(digits) is int:

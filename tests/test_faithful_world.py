@@ -1,0 +1,347 @@
+"""The test's world as the candidate's code meets it, judged as the single
+program judges it: ``unittest.mock`` objects the candidate reads and enters
+with ``with`` (a patched class's ``now()``, a patched function's result's
+attributes, ``mock_open``), the test's streams and temporary directories,
+``sys.stdin`` and module attributes the test assigns, the time zone it
+sets with ``time.tzset``, the working directory it moves to, globals it
+rebinds, and the test's own coroutines awaited by the candidate's.
+
+Each shape is a problem with a right and a wrong answer, scored in one
+strict and one official run (`test_faithful.score_both`)."""
+
+from __future__ import annotations
+
+import pytest
+from test_faithful import _d, judged_alike, score_both
+
+from aioeval.types import CandidateResult
+
+# name: (prompt, test, entry, right answer, wrong answer)
+SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "a patched class whose method the candidate calls": (
+        'import datetime\n\n\ndef part_of_day():\n    """am before noon by datetime.datetime.now(), else pm"""\n',
+        _d(
+            """
+            import datetime
+            from unittest import mock
+            def check(candidate):
+                for hour, want in [(9, 'am'), (12, 'pm'), (23, 'pm')]:
+                    fixed = datetime.datetime(2024, 5, 1, hour, 30)
+                    with mock.patch('datetime.datetime') as dt:
+                        dt.now.return_value = fixed
+                        assert candidate() == want
+                        dt.now.assert_called_once_with()
+            """
+        ),
+        "part_of_day",
+        "    return 'am' if datetime.datetime.now().hour < 12 else 'pm'\n",
+        "    return 'am' if datetime.datetime.now().hour <= 12 else 'pm'\n",
+    ),
+    "attributes of a patched function's result": (
+        'import subprocess\n\n\ndef head(repo):\n    """stdout of [git, -C, repo, rev-parse, HEAD] stripped, or None on a non-zero return code"""\n',
+        _d(
+            """
+            from unittest import mock
+            def check(candidate):
+                with mock.patch('subprocess.run') as run:
+                    run.return_value.returncode = 0
+                    run.return_value.stdout = 'abc\\n'
+                    assert candidate('/r') == 'abc'
+                    assert run.call_args[0][0] == ['git', '-C', '/r', 'rev-parse', 'HEAD']
+                    run.return_value.returncode = 1
+                    assert candidate('/r') is None
+            """
+        ),
+        "head",
+        "    r = subprocess.run(['git', '-C', repo, 'rev-parse', 'HEAD'], capture_output=True, text=True)\n"
+        "    return r.stdout.strip() if r.returncode == 0 else None\n",
+        "    r = subprocess.run(['git', '-C', repo, 'rev-parse', 'HEAD'], capture_output=True, text=True)\n"
+        "    return r.stdout.strip()\n",
+    ),
+    "mock_open entered with with": (
+        'def count_words(path):\n    """the number of whitespace-separated words in the file"""\n',
+        _d(
+            """
+            from unittest import mock
+            def check(candidate):
+                m = mock.mock_open(read_data='a b\\nc\\n')
+                with mock.patch('builtins.open', m):
+                    assert candidate('/x.txt') == 3
+                m.assert_called_once_with('/x.txt')
+            """
+        ),
+        "count_words",
+        "    with open(path) as f:\n        return len(f.read().split())\n",
+        "    with open(path) as f:\n        return len(f.readline().split())\n",
+    ),
+    "the test's context manager entered by the candidate": (
+        'def guarded(lock, fn):\n    """fn() while holding lock (with lock: ...)"""\n',
+        _d(
+            """
+            class Lock:
+                def __init__(self):
+                    self.log = []
+                def __enter__(self):
+                    self.log.append('in')
+                    return self
+                def __exit__(self, *exc):
+                    self.log.append('out')
+                    return False
+            def check(candidate):
+                lock = Lock()
+                assert candidate(lock, lambda: lock.log[:]) == ['in']
+                assert lock.log == ['in', 'out']
+            """
+        ),
+        "guarded",
+        "    with lock:\n        return fn()\n",
+        "    return fn()\n",
+    ),
+    "sys.stdin the test assigns": (
+        'import sys\n\n\ndef total():\n    """the sum of the ints read from standard input"""\n',
+        _d(
+            """
+            import io, sys
+            def check(candidate):
+                old = sys.stdin
+                sys.stdin = io.StringIO('1 2\\n3\\n')
+                try:
+                    assert candidate() == 6
+                finally:
+                    sys.stdin = old
+            """
+        ),
+        "total",
+        "    return sum(int(t) for t in sys.stdin.read().split())\n",
+        "    return sum(int(t) for t in sys.stdin.readline().split())\n",
+    ),
+    "input() from the sys.stdin the test assigns": (
+        'def ask_twice():\n    """two lines of input() as ints, added"""\n',
+        _d(
+            """
+            import io, sys
+            def check(candidate):
+                sys.stdin = io.StringIO('4\\n5\\n')
+                assert candidate() == 9
+            """
+        ),
+        "ask_twice",
+        "    return int(input()) + int(input())\n",
+        "    return int(input()) * 2\n",
+    ),
+    "a module attribute the test assigns at module level": (
+        'import math\n\n\ndef area(r):\n    """math.pi * r * r"""\n',
+        "import math\nmath.pi = 3\n\n\ndef check(candidate):\n    assert candidate(2) == 12\n",
+        "area",
+        "    return math.pi * r * r\n",
+        "    return 3.14159 * r * r\n",
+    ),
+    "a module attribute the test sets and puts back": (
+        'import string\n\n\ndef letters():\n    """string.ascii_lowercase upper-cased"""\n',
+        _d(
+            """
+            import string
+            def check(candidate):
+                old = string.ascii_lowercase
+                string.ascii_lowercase = 'xyz'
+                try:
+                    assert candidate() == 'XYZ'
+                finally:
+                    string.ascii_lowercase = old
+                assert candidate() == old.upper()
+            """
+        ),
+        "letters",
+        "    return string.ascii_lowercase.upper()\n",
+        "    return 'xyz'.upper()\n",
+    ),
+    "a builtin the test replaces, called by the candidate": (
+        'def greet():\n    """print hi"""\n',
+        "import builtins\n\n\ndef check(candidate):\n    seen = []\n    real = builtins.print\n"
+        "    builtins.print = lambda *a: seen.append(a)\n    try:\n        candidate()\n"
+        "    finally:\n        builtins.print = real\n    assert seen == [('hi',)], seen\n",
+        "greet",
+        "    print('hi')\n",
+        "    print('hi', 'there')\n",
+    ),
+    "the candidate's output and input() with the sys.stdin the test assigns": (
+        'def solve():\n    """read n, then n numbers on one line; print their sum"""\n',
+        "import io, sys, contextlib\ndef check(candidate):\n    sys.stdin = io.StringIO('3\\n1 2 3\\n')\n"
+        "    buf = io.StringIO()\n    with contextlib.redirect_stdout(buf):\n        candidate()\n"
+        "    sys.stdin = sys.__stdin__\n    assert buf.getvalue().strip() == '6'\n",
+        "solve",
+        "    n = int(input())\n    print(sum(map(int, input().split()[:n])))\n",
+        "    n = int(input())\n    print(n)\n",
+    ),
+    "warnings the candidate issues, recorded by the test": (
+        'import warnings\n\n\ndef old(x):\n    """x + 1, with a DeprecationWarning(\'old is deprecated\')"""\n',
+        _d(
+            """
+            import warnings
+            def check(candidate):
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter('always')
+                    assert candidate(1) == 2
+                assert len(w) == 1 and issubclass(w[0].category, DeprecationWarning)
+                assert str(w[0].message) == 'old is deprecated'
+            """
+        ),
+        "old",
+        "    warnings.warn('old is deprecated', DeprecationWarning, stacklevel=2)\n    return x + 1\n",
+        "    warnings.warn('old is deprecated', UserWarning)\n    return x + 1\n",
+    ),
+    "a warning the test turns into an error": (
+        'import warnings\n\n\ndef ratio(a, b):\n    """a / b; for b == 0 warn RuntimeWarning and return 0.0"""\n',
+        _d(
+            """
+            import unittest, warnings
+            class T(unittest.TestCase):
+                def test_warns(self):
+                    with self.assertWarns(RuntimeWarning):
+                        self.assertEqual(ratio(1, 0), 0.0)
+                def test_error(self):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter('error')
+                        with self.assertRaises(RuntimeWarning):
+                            ratio(1, 0)
+                        self.assertEqual(ratio(1, 2), 0.5)
+            def check(candidate):
+                r = unittest.TextTestRunner(stream=open('/dev/null', 'w')).run(
+                    unittest.defaultTestLoader.loadTestsFromTestCase(T))
+                assert r.wasSuccessful(), r.failures + r.errors
+            """
+        ),
+        "ratio",
+        "    if b == 0:\n        warnings.warn('division by zero', RuntimeWarning)\n        return 0.0\n    return a / b\n",
+        "    if b == 0:\n        return 0.0\n    return a / b\n",
+    ),
+    "the time zone the test sets with time.tzset": (
+        'import time\n\n\ndef local_hour(ts):\n    """time.localtime(ts).tm_hour"""\n',
+        _d(
+            """
+            import os, time
+            def check(candidate):
+                os.environ['TZ'] = 'Asia/Tokyo'
+                time.tzset()
+                assert candidate(0) == 9
+                os.environ['TZ'] = 'UTC'
+                time.tzset()
+                assert candidate(0) == 0
+            """
+        ),
+        "local_hour",
+        "    return time.localtime(ts).tm_hour\n",
+        "    return time.gmtime(ts).tm_hour\n",
+    ),
+    "the working directory the test moves to, written to by the candidate": (
+        'import os\n\n\ndef save(text):\n    """write text to out.txt in the working directory; its absolute path"""\n',
+        _d(
+            """
+            import os, tempfile
+            def check(candidate):
+                old = os.getcwd()
+                d = tempfile.mkdtemp()
+                os.chdir(d)
+                try:
+                    p = candidate('hello')
+                    assert os.path.dirname(p) in (d, os.path.realpath(d))
+                    with open('out.txt') as f:
+                        assert f.read() == 'hello'
+                finally:
+                    os.chdir(old)
+            """
+        ),
+        "save",
+        "    with open('out.txt', 'w') as f:\n        f.write(text)\n    return os.path.abspath('out.txt')\n",
+        "    return os.path.abspath('out.txt')\n",
+    ),
+    "the working directory the test moves to at module level": (
+        'def here():\n    """the working directory"""\n',
+        "import os, tempfile\n\nos.chdir(tempfile.mkdtemp())\n\n\n"
+        "def check(candidate):\n    assert candidate() == os.getcwd()\n",
+        "here",
+        "    import os\n    return os.getcwd()\n",
+        "    import os\n    return os.path.dirname(os.getcwd())\n",
+    ),
+    "a prompt's global the test rebinds": (
+        "import time\n\n\ndef now():\n    return time.time()\n\n\n"
+        'def age(created):\n    """now() - created"""\n',
+        _d(
+            """
+            def check(candidate):
+                global now
+                real = now
+                now = lambda: 1000.0
+                try:
+                    assert candidate(400.0) == 600.0
+                finally:
+                    now = real
+                assert candidate(0.0) > 1000.0
+            """
+        ),
+        "age",
+        "    return now() - created\n",
+        "    return time.time() - created\n",
+    ),
+    "the test's coroutine function awaited by the candidate's": (
+        'import asyncio\n\n\nasync def map_async(fn, xs):\n    """[await fn(x) for x in xs], run concurrently"""\n',
+        _d(
+            """
+            import asyncio
+            def check(candidate):
+                async def double(x):
+                    await asyncio.sleep(0)
+                    return 2 * x
+                assert asyncio.run(candidate(double, [1, 2, 3])) == [2, 4, 6]
+            """
+        ),
+        "map_async",
+        "    return list(await asyncio.gather(*(fn(x) for x in xs)))\n",
+        "    return [await fn(x) for x in xs[:-1]]\n",
+    ),
+    "an IsolatedAsyncioTestCase whose coroutine the candidate's awaits": (
+        'import asyncio\n\n\nasync def retry(op, attempts):\n    """await op() up to attempts times; the first result, else the last error"""\n',
+        _d(
+            """
+            import io, unittest
+            class T(unittest.IsolatedAsyncioTestCase):
+                async def test_retries(self):
+                    calls = []
+                    async def op():
+                        calls.append(1)
+                        if len(calls) < 3:
+                            raise ConnectionError('down')
+                        return 'up'
+                    self.assertEqual(await retry(op, 5), 'up')
+                    self.assertEqual(len(calls), 3)
+                async def test_gives_up(self):
+                    async def op():
+                        raise ConnectionError('down')
+                    with self.assertRaises(ConnectionError):
+                        await retry(op, 2)
+            def check(candidate):
+                r = unittest.TextTestRunner(stream=io.StringIO()).run(
+                    unittest.defaultTestLoader.loadTestsFromTestCase(T))
+                assert r.wasSuccessful(), r.failures + r.errors
+            """
+        ),
+        "retry",
+        "    last = None\n    for _ in range(attempts):\n        try:\n            return await op()\n"
+        "        except Exception as e:\n            last = e\n    raise last\n",
+        "    return await op()\n",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[tuple[str, int], CandidateResult]]:
+    return score_both(tmp_path_factory.mktemp("world"), SHAPES, {})
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_the_tests_world_reaches_the_candidate_as_in_one_program(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_alike(verdicts, name)
