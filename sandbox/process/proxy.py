@@ -29,7 +29,7 @@ class Proxy:
         return self._peer.ask(self._vid, "call", (args, kwargs or None))
 
     def __getattr__(self, name: str) -> Any:
-        return self._peer.ask(self._vid, "getattr", name)
+        return self._peer.fields.get(self, name)
 
     def __iter__(self) -> Any:
         return self._peer.ask(self._vid, "iter")
@@ -49,7 +49,8 @@ class Proxy:
     __str__ = __repr__
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._peer.ask(self._vid, "setattr", [name, value])
+        if not self._peer.fields.put(self, name, value):
+            self._peer.ask(self._vid, "setattr", [name, value])
 
     def __bool__(self) -> bool:
         return self._peer.ask(self._vid, "bool") is True

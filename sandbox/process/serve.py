@@ -28,8 +28,8 @@ from typing import Any, NoReturn
 import msgspec
 
 from .. import frames, protocol
-from ..values import asyncrun, described, logtap, plaincall, warntap, wire, world
-from . import childio
+from ..values import asyncrun, described, fieldsof, logtap, plaincall, warntap, wire, world
+from . import childio, fields
 from .proxy import Proxy
 
 _type = type
@@ -135,6 +135,7 @@ class _Peer:
         self.proxies: dict[int, Proxy] = {}
         self.origins: dict[int, tuple[BaseException, int]] = {}
         self.nesting = 0
+        self.fields = fields.Fields(self.ask)
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
@@ -223,6 +224,9 @@ class _Peer:
         request at a time: the candidate's threads (a pool mapping the
         test's function) take turns on the one channel."""
         with self.turn:
+            if op not in _QUIET:  # the test's code may run: it sees the writes
+                self.fields.flush()
+                self.fields.clear()
             return self._ask(ref, op, args)
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
@@ -248,6 +252,7 @@ class _Peer:
             return value
 
     def serve(self, op: protocol.Op) -> protocol.Reply:
+        self.fields.clear()  # the test's code ran since the last request
         if op.op == "world" and op.ref == world.REF:
             world.apply(op.args, self.codec().decode, self.scope)
             return protocol.Reply(ok=True)
@@ -259,6 +264,10 @@ class _Peer:
             ok, value, writeback = self._serve(op)
         finally:
             sys.stdout, sys.stderr = saved
+        try:
+            self.fields.flush()
+        except _BaseException as exc:  # a write the verifier refused
+            ok, value, writeback = False, self._raised(exc), []
         out, err = self.out.take(), self.err.take()
         self.send_logs()
         return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
@@ -308,6 +317,9 @@ class _Peer:
         target = self.objects[op.ref]
         if name == "call":
             return target(*args[0], **(args[1] or {}))  # type: ignore[operator]
+        if name == "build":  # a call, and the attributes of what it made
+            made = target(*args[0], **(args[1] or {}))  # type: ignore[operator]
+            return [made, None if _isinstance(made, type) else described.state(made)]
         if name == "getattr":
             return _getattr(target, args)
         if name == "setattr":
@@ -340,9 +352,16 @@ class _Peer:
             return described.as_base(target)
         if name == "state":
             return described.state(target)
+        if name == "fields":  # see `fieldsof`: none of the program's code runs
+            most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
+            return fieldsof.fields_of(target, most, fieldsof.plain)
         if name == "await":  # a coroutine, run to its end on a loop of its own
             return _run_coroutine(target)  # type: ignore[arg-type]
         raise TypeError(f"unknown operation {name!r}")
+
+
+_QUIET = frozenset({"fields", "setattrs"})
+"""Requests that run none of the test's code (see `fields`)."""
 
 
 def _set_random(state: Any) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import asyncrun
+from ..values import asyncrun, fieldsof
 
 
 def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
@@ -34,6 +34,17 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
         return bool(type(target).__exit__(target, args[0], args[1], None))
     if op == "await":
         return asyncrun.run_nested(target)
+    if op == "fields":
+        most = min(args, fieldsof.MOST) if type(args) is int else 1
+        return fieldsof.fields_of(target, most, lambda o: _plain(o, test_module))
+    if op == "setattrs":
+        if type(args) is not list:
+            raise TypeError("malformed setattrs")
+        for item in args:
+            if type(item) is not list or len(item) != 3:
+                raise TypeError("malformed setattrs")
+            perform(item[0], "setattr", item[1:], test_module)
+        return None
     if op in _UNARY:
         return _UNARY[op](target)
     if op == "getitem":
@@ -60,6 +71,16 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
         setattr(target, args[0], args[1])
         return None
     raise TypeError(f"operation {op!r} is not available on the test's objects")
+
+
+def _plain(obj: Any, test_module: str) -> bool:
+    """An instance of a class of the test's whose fields are read and
+    written by Python's own attribute access (none of the test's code)."""
+    return (
+        _owned(obj, test_module)
+        and fieldsof.plain(obj)
+        and type(obj).__setattr__ is object.__setattr__  # type: ignore[comparison-overlap]
+    )
 
 
 def _readable(target: Any, name: str, test_module: str) -> bool:

@@ -12,6 +12,7 @@ handed to the candidate's process (`world`), so it is not named.
 from __future__ import annotations
 
 import builtins
+import errno
 import os
 import sys
 from typing import Any
@@ -60,3 +61,22 @@ class Unshared:
             and type(value) is str
             and value.startswith(start.rstrip("/") + "/")
         )
+
+
+def candidate_file(exc: BaseException) -> str | None:
+    """The reason for a test's ``PermissionError`` on a file the candidate
+    made in the shared directory (removing or renaming it, which the kernel
+    refuses another user in a sticky directory), else None."""
+    name = getattr(exc, "filename", None)
+    if not isinstance(exc, PermissionError) or exc.errno != errno.EPERM or type(name) is not str:
+        return None
+    try:
+        owner = os.lstat(name).st_uid
+    except OSError:
+        return None
+    if owner == os.getuid():
+        return None
+    return (
+        f"strict scoring: the test may not remove or rename {name[-200:]}, a file the "
+        "candidate's process made (in one program it is the test's own)"
+    )
