@@ -322,6 +322,23 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    p = Perm(0)\n    for c, f in zip(mode, (Perm.R, Perm.W, Perm.X)):\n"
         "        if c == 'r':\n            p |= f\n    return p\n",
     ),
+    "a defaultdict whose factory is the candidate's own function": (
+        'from collections import defaultdict\n\n\ndef tree():\n    """an autovivifying tree: a defaultdict whose factory is tree"""\n',
+        "import json\n\n\ndef check(candidate):\n    t = candidate()\n    t['a']['b']['c'] = 1\n"
+        "    t['a']['x'] = 2\n    assert json.loads(json.dumps(t)) == {'a': {'b': {'c': 1}, 'x': 2}}\n",
+        "tree",
+        "    return defaultdict(tree)\n",
+        "    return defaultdict(dict)\n",
+    ),
+    "a defaultdict with a lambda factory the test passes": (
+        'def group(d, pairs):\n    """append each v to d[k], for (k, v) in pairs"""\n',
+        "from collections import defaultdict\n\n\ndef check(candidate):\n    d = defaultdict(lambda: [])\n"
+        "    candidate(d, [('a', 1), ('a', 2), ('b', 3)])\n    assert d == {'a': [1, 2], 'b': [3]}\n"
+        "    assert d['z'] == [] and type(d) is defaultdict\n",
+        "group",
+        "    for k, v in pairs:\n        d[k].append(v)\n",
+        "    for k, v in pairs:\n        d[k] = [v]\n",
+    ),
 }
 
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
