@@ -215,6 +215,20 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    if b == 0:\n        warnings.warn('division by zero', RuntimeWarning)\n        return 0.0\n    return a / b\n",
         "    if b == 0:\n        return 0.0\n    return a / b\n",
     ),
+    "the umask the test sets": (
+        'import os\n\n\ndef umask():\n    """the process umask, unchanged"""\n',
+        "import os\nos.umask(0o077)\n\n\ndef check(candidate):\n    assert candidate() == 0o077\n",
+        "umask",
+        "    m = os.umask(0)\n    os.umask(m)\n    return m\n",
+        "    return 0o022\n",
+    ),
+    "the socket default timeout the test sets": (
+        'import socket\n\n\ndef timeout():\n    """socket.getdefaulttimeout()"""\n',
+        "import socket\nsocket.setdefaulttimeout(2.5)\n\n\ndef check(candidate):\n    assert candidate() == 2.5\n",
+        "timeout",
+        "    return socket.getdefaulttimeout()\n",
+        "    return 2.0\n",
+    ),
     "the time zone the test sets with time.tzset": (
         'import time\n\n\ndef local_hour(ts):\n    """time.localtime(ts).tm_hour"""\n',
         _d(

@@ -4,9 +4,9 @@ the candidate's process never sees it (docs/strict-scoring.md lists it).
 Read before the test runs and again when its check fails, so that a test
 that relied on such a change fails with a reason that names it, not with
 a bare ``AssertionError``. Reading is cheap (a shallow look at the
-builtins, the working directory, the umask and the socket timeout) and
-runs no code of the test's. A working directory inside the shared one is
-handed to the candidate's process (`world`), so it is not named.
+builtins and the working directory) and runs no code of the test's. A
+working directory inside the shared one is handed to the candidate's
+process (`world`), so it is not named.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import builtins
 import errno
 import os
-import sys
 from typing import Any
 
 
@@ -24,12 +23,6 @@ def _read() -> dict[str, Any]:
         out["the working directory"] = os.getcwd()
     except OSError:
         out["the working directory"] = None
-    mask = os.umask(0o022)
-    os.umask(mask)
-    out["the umask"] = mask
-    sock = sys.modules.get("socket")
-    if sock is not None:
-        out["the socket default timeout"] = sock.getdefaulttimeout()
     return out
 
 

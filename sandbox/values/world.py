@@ -1,7 +1,11 @@
 """The test's process state that the candidate's code reads, handed to the
 child before a request whenever the test changed it (the ``world`` op):
-the environment variables the test set or removed since the check began,
-the ``decimal`` context, the int digit limit and the recursion limit.
+the environment variables the test set or removed since the check began
+(with ``TZ``, the child's ``time.tzset()``), the ``decimal`` context, the
+int digit limit, the recursion limit, its loggers' levels, the working
+directory, the warning filters (`warntap`), the umask, the socket default
+timeout, its ``unittest.mock`` patches (`patches`) and the names it
+assigns (`assigned`).
 
 Only this way, as with ``random``: what the candidate's code changes stays
 in its process. The verifier reads the state before each request; a read
@@ -96,10 +100,22 @@ _DIGITS = sys.flags.int_max_str_digits if sys.flags.int_max_str_digits >= 0 else
 
 def _values() -> tuple[Any, ...]:
     """The decimal context, the int digit limit, the recursion limit, the
-    levels of the test's loggers, the working directory, the warning filters."""
+    levels of the test's loggers, the working directory, the warning
+    filters, the umask, the socket default timeout."""
     dec = _decimal() if "decimal" in sys.modules else None
     limits = sys.get_int_max_str_digits(), sys.getrecursionlimit()
-    return dec, *limits, logtap.levels(), _cwd(), warntap.filters()
+    return dec, *limits, logtap.levels(), _cwd(), warntap.filters(), _umask(), _timeout()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _timeout() -> float | None:
+    sock = sys.modules.get("socket")
+    return None if sock is None else sock.getdefaulttimeout()  # type: ignore[no-any-return]
 
 
 def _cwd() -> str | None:
@@ -117,10 +133,16 @@ def apply(tree: Any, decode: Callable[[Any], Any], scope: dict[str, Any]) -> Non
     """In the child: take the test's state (a malformed part is skipped:
     the tree comes from the trusted verifier, and a bad value only leaves
     the child's own state as it was); ``scope``: the program's globals."""
-    if type(tree) is not list or len(tree) != 9:
+    if type(tree) is not list or len(tree) != 11:
         return
-    put, gone, dec, digits, recursion, levels, cwd, caught, patched = tree
+    put, gone, dec, digits, recursion, levels, cwd, caught, mask, timeout, patched = tree
     patches.apply(patched, decode, scope)
+    if type(mask) is int and 0 <= mask <= 0o777:
+        os.umask(mask)
+    if type(timeout) is float and timeout >= 0:
+        import socket  # only when the test set a timeout
+
+        _quietly(socket.setdefaulttimeout, timeout)
     if caught is not None:
         warntap.set_filters(caught)
     if type(cwd) is str:  # the shared directory, or one the test made in it
