@@ -164,7 +164,7 @@ class Verifier:
         }
         random.setstate(self.random_state)
         # Before the test runs: what it changes is handed over.
-        state = world.World(code.attributes)
+        state = world.World(code.attributes, code.names)
         self.unshared = unshared.Unshared(state.assigned.names())
         try:
             if code.prelude is not None:

@@ -57,12 +57,17 @@ class World:
     """The verifier's view: what it last handed to the child. ``attributes``:
     the attribute names the test's code assigns (`assigned`)."""
 
-    def __init__(self, attributes: set[str] | None = None) -> None:
+    def __init__(self, attributes: set[str] | None = None, names: set[str] | None = None) -> None:
         self.assigned = assigned.Assigned(attributes or set())
+        used = _SETTERS.keys() if names is None else names & _SETTERS.keys()
+        self.readers = tuple(_SETTERS[n] for n in sorted(used))
+        """Reads of the state only a call the test's code names can change
+        (``os.chdir``, ``os.umask``, ``socket.setdefaulttimeout``): a
+        system call each, made on every request only where it may matter."""
         self.env = self.start_env = _environ()
         self.handed: dict[bytes, bytes] = {}
         """The variables last handed over as set (to unset them again)."""
-        now = _values()
+        now = self._values()
         self.values = self.start = (_decimal(fresh=True), _DIGITS, *now[2:])
         """What the child starts with (the interpreter's own decimal
         context and digit limit, whatever an earlier test left here)."""
@@ -73,11 +78,14 @@ class World:
         """Which of `_values` were handed over once (then always are: the
         child keeps what it was last told)."""
 
+    def _values(self) -> tuple[Any, ...]:
+        return _values(self.readers)
+
     def changes(self, encode: Callable[[Any], Any]) -> list[Any] | None:
         """The state to hand over, if the test changed it since it was last
         handed over (or since the check began), else None; a patch's value
         is encoded with ``encode`` (the session's codec)."""
-        values = _values()
+        values = self._values()
         patched = patches.snapshot() if patches.ACTIVE else []
         patched += self.assigned.changed()
         ids = [(m, a, id(v)) for m, a, v in patched]
@@ -98,13 +106,15 @@ _DIGITS = sys.flags.int_max_str_digits if sys.flags.int_max_str_digits >= 0 else
 """The interpreter's default int digit limit."""
 
 
-def _values() -> tuple[Any, ...]:
+def _values(readers: tuple[Callable[[], Any], ...]) -> tuple[Any, ...]:
     """The decimal context, the int digit limit, the recursion limit, the
-    levels of the test's loggers, the working directory, the warning
-    filters, the umask, the socket default timeout."""
+    levels of the test's loggers, the warning filters, and the working
+    directory, the umask and the socket default timeout where ``readers``
+    reads them (else None)."""
     dec = _decimal() if "decimal" in sys.modules else None
     limits = sys.get_int_max_str_digits(), sys.getrecursionlimit()
-    return dec, *limits, logtap.levels(), _cwd(), warntap.filters(), _umask(), _timeout()
+    rest = [r() if r in readers else None for r in (_cwd, _umask, _timeout)]
+    return dec, *limits, logtap.levels(), warntap.filters(), *rest
 
 
 def _umask() -> int:
@@ -135,7 +145,7 @@ def apply(tree: Any, decode: Callable[[Any], Any], scope: dict[str, Any]) -> Non
     the child's own state as it was); ``scope``: the program's globals."""
     if type(tree) is not list or len(tree) != 11:
         return
-    put, gone, dec, digits, recursion, levels, cwd, caught, mask, timeout, patched = tree
+    put, gone, dec, digits, recursion, levels, caught, cwd, mask, timeout, patched = tree
     patches.apply(patched, decode, scope)
     if type(mask) is int and 0 <= mask <= 0o777:
         os.umask(mask)
@@ -184,3 +194,12 @@ def _quietly(fn: Any, *args: Any) -> None:
         fn(*args)
     except (ValueError, TypeError, OverflowError, OSError, RuntimeError):
         pass
+
+
+_SETTERS: dict[str, Callable[[], Any]] = {
+    "chdir": _cwd,
+    "fchdir": _cwd,
+    "umask": _umask,
+    "setdefaulttimeout": _timeout,
+}
+"""The names a test's code calls to change what each reader reads."""
