@@ -5,6 +5,8 @@ attributes, ``mock_open``), the test's streams and temporary directories,
 ``sys.stdin`` and module attributes the test assigns, the time zone it
 sets with ``time.tzset``, the working directory it moves to, globals it
 rebinds, and the test's own coroutines awaited by the candidate's.
+``LIMITS`` are where the two processes cannot share what one program
+shares: the result names why.
 
 Each shape is a problem with a right and a wrong answer, scored in one
 strict and one official run (`test_faithful.score_both`)."""
@@ -12,7 +14,7 @@ strict and one official run (`test_faithful.score_both`)."""
 from __future__ import annotations
 
 import pytest
-from test_faithful import _d, judged_alike, score_both
+from test_faithful import _d, judged_alike, judged_as_listed, score_both
 
 from aioeval.types import CandidateResult
 
@@ -297,22 +299,6 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return now() - created\n",
         "    return time.time() - created\n",
     ),
-    "the test's coroutine function awaited by the candidate's": (
-        'import asyncio\n\n\nasync def map_async(fn, xs):\n    """[await fn(x) for x in xs], run concurrently"""\n',
-        _d(
-            """
-            import asyncio
-            def check(candidate):
-                async def double(x):
-                    await asyncio.sleep(0)
-                    return 2 * x
-                assert asyncio.run(candidate(double, [1, 2, 3])) == [2, 4, 6]
-            """
-        ),
-        "map_async",
-        "    return list(await asyncio.gather(*(fn(x) for x in xs)))\n",
-        "    return [await fn(x) for x in xs[:-1]]\n",
-    ),
     "an IsolatedAsyncioTestCase whose coroutine the candidate's awaits": (
         'import asyncio\n\n\nasync def retry(op, attempts):\n    """await op() up to attempts times; the first result, else the last error"""\n',
         _d(
@@ -347,11 +333,46 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
 }
 
 
+_QUEUE_TEST = _d(
+    """
+    import asyncio
+    def check(candidate):
+        async def slow(x):
+            await asyncio.sleep(0.002 * (3 - x))
+            return x
+        assert asyncio.run(candidate(slow, [1, 2, 3])) == [1, 2, 3]
+    """
+)
+# name: (prompt, test, entry, answer, strict status, official status, strict reason)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "the test's coroutines awaited by the candidate's tasks at once": (
+        'import asyncio\n\n\nasync def map_async(fn, xs):\n    """[await fn(x) for x in xs], run concurrently"""\n',
+        _QUEUE_TEST,
+        "map_async",
+        "    return list(await asyncio.gather(*(fn(x) for x in xs)))\n",
+        "failed",
+        "passed",
+        "strict scoring: the candidate's code awaited the test's coroutine beside other tasks",
+    ),
+    "a wrong answer that only interleaved tasks show wrong": (
+        'import asyncio\n\n\nasync def map_async(fn, xs):\n    """[await fn(x) for x in xs], run concurrently"""\n',
+        _QUEUE_TEST,
+        "map_async",
+        "    done = asyncio.Queue()\n    async def one(x):\n        await done.put(await fn(x))\n"
+        "    await asyncio.gather(*(one(x) for x in xs))\n"
+        "    return [done.get_nowait() for _ in xs]\n",
+        "failed",
+        "failed",
+        "strict scoring: the candidate's code awaited the test's coroutine beside other tasks",
+    ),
+}
+
+
 @pytest.fixture(scope="module")
 def verdicts(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, dict[tuple[str, int], CandidateResult]]:
-    return score_both(tmp_path_factory.mktemp("world"), SHAPES, {})
+    return score_both(tmp_path_factory.mktemp("world"), SHAPES, LIMITS)
 
 
 @pytest.mark.parametrize("name", list(SHAPES))
@@ -359,3 +380,10 @@ def test_the_tests_world_reaches_the_candidate_as_in_one_program(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
     judged_alike(verdicts, name)
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_where_the_world_cannot_be_shared_the_reason_is_named(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_as_listed(verdicts, name, LIMITS)

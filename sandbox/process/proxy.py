@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import protocol
+from ..values import asyncrun
 
 _setattr = setattr
 
@@ -73,7 +74,7 @@ class Proxy:
 
 def _awaited(proxy: Proxy) -> Any:
     """The test's awaitable, run to its end in the verifier (`asyncrun`)."""
-    return proxy._peer.ask(proxy._vid, "await")
+    return proxy._peer.ask(proxy._vid, "await", asyncrun.alone())
     yield  # a generator that returns at its first step
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import asyncrun, fieldsof
+from .outcomes import Refused
 
 
 def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
@@ -33,6 +34,13 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
             raise TypeError("malformed exit")
         return bool(type(target).__exit__(target, args[0], args[1], None))
     if op == "await":
+        if args is not True or not asyncrun.alone():
+            refused = Refused(
+                "strict scoring: the candidate's code awaited the test's coroutine beside "
+                "other tasks, which only one event loop shared by both could interleave"
+            )
+            Refused.told = Refused.told or str(refused)
+            raise RuntimeError(str(refused))  # the child's request gets an answer
         return asyncrun.run_nested(target)
     if op == "fields":
         most = min(args, fieldsof.MOST) if type(args) is int else 1

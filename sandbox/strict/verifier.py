@@ -85,6 +85,9 @@ def _failure(exc: BaseException, changed: list[str]) -> str:
     changed state that stays in its own process (`unshared`), that is named
     before the exception."""
     reason = _reason(exc)
+    told = handles.Refused.told
+    if told is not None and not isinstance(exc, handles.Refused):
+        return f"{told} (then {reason})"[:500]
     theirs = unshared.candidate_file(exc)
     if theirs is not None:
         return f"{theirs} (then {reason})"[:500]
@@ -284,7 +287,8 @@ class Verifier:
         except BaseException as exc:
             timers.disarm()  # the verdict is in: no late CPU signal inside _reason
             return result("failed", _failure(exc, self.unshared.changed()))
-        return result("passed")
+        told = handles.Refused.told
+        return result("passed") if told is None else result("failed", told[:500])
 
 
 def _twins(prelude_code: CodeType | None, prelude: dict[str, Any]) -> dict[str, type]:

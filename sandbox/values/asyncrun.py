@@ -16,6 +16,20 @@ from asyncio import events
 from typing import Any
 
 
+def alone() -> bool:
+    """Is the running task (if any) the only unfinished one of its loop?
+    Only then is running another coroutine to its end inside it what
+    awaiting it would do: beside other tasks, one loop would interleave
+    them (a queue filled in the order they finish, a load two of them
+    share), which a run to the end serializes."""
+    try:
+        loop = events.get_running_loop()
+    except RuntimeError:
+        return True
+    current = asyncio.current_task(loop)
+    return all(t is current or t.done() for t in asyncio.all_tasks(loop))
+
+
 def run_nested(coro: Any) -> Any:
     """Run ``coro`` (a coroutine, or any awaitable) to its end and give its
     value or raise its exception."""
