@@ -330,6 +330,75 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "        except Exception as e:\n            last = e\n    raise last\n",
         "    return await op()\n",
     ),
+    # what the candidate's call does to the process state, seen by the test
+    "an environment variable the candidate's call sets": (
+        'import os\n\n\ndef use_mode(m):\n    """set the APP_MODE environment variable to m"""\n',
+        "import os\ndef check(candidate):\n    candidate('fast')\n    assert os.environ['APP_MODE'] == 'fast'\n",
+        "use_mode",
+        "    os.environ['APP_MODE'] = m\n",
+        "    os.environ['APP_MODE'] = m.upper()\n",
+    ),
+    "the environment a candidate's call must leave unchanged": (
+        'import os\n\n\ndef env_with(extra):\n    """a copy of os.environ with extra added; os.environ unchanged"""\n',
+        "import os\ndef check(candidate):\n    env = candidate({'XTRA': '1'})\n"
+        "    assert env['XTRA'] == '1' and 'XTRA' not in os.environ\n",
+        "env_with",
+        "    return {**os.environ, **extra}\n",
+        "    os.environ.update(extra)\n    return dict(os.environ)\n",
+    ),
+    "the working directory a candidate's call must leave as it was": (
+        'import os\n\n\ndef list_dir(d):\n    """sorted names in directory d; the working directory unchanged"""\n',
+        _d(
+            """
+            import os, tempfile
+            def check(candidate):
+                d = tempfile.mkdtemp()
+                open(os.path.join(d, 'a'), 'w').close()
+                before = os.getcwd()
+                assert candidate(d) == ['a'] and os.getcwd() == before
+            """
+        ),
+        "list_dir",
+        "    return sorted(os.listdir(d))\n",
+        "    os.chdir(d)\n    return sorted(os.listdir('.'))\n",
+    ),
+    "the decimal context a candidate's call must leave as it was": (
+        "from decimal import Decimal, getcontext, localcontext\n\n\n"
+        'def ratio(a, b, digits):\n    """Decimal(a) / Decimal(b) to digits significant digits; the context unchanged"""\n',
+        "from decimal import Decimal, getcontext\ndef check(candidate):\n"
+        "    assert candidate(1, 3, 4) == Decimal('0.3333') and getcontext().prec == 28\n",
+        "ratio",
+        "    with localcontext() as c:\n        c.prec = digits\n        return Decimal(a) / Decimal(b)\n",
+        "    getcontext().prec = digits\n    return Decimal(a) / Decimal(b)\n",
+    ),
+    "the recursion limit a candidate's call must put back": (
+        'import sys\n\n\ndef deep(n):\n    """n by recursion n deep (raise the limit for it, then put it back)"""\n',
+        "import sys\ndef check(candidate):\n    before = sys.getrecursionlimit()\n"
+        "    assert candidate(3000) == 3000 and sys.getrecursionlimit() == before\n",
+        "deep",
+        "    old = sys.getrecursionlimit()\n    sys.setrecursionlimit(n + 100)\n    try:\n"
+        "        f = lambda k: 0 if k == 0 else 1 + f(k - 1)\n        return f(n)\n"
+        "    finally:\n        sys.setrecursionlimit(old)\n",
+        "    sys.setrecursionlimit(n + 100)\n    f = lambda k: 0 if k == 0 else 1 + f(k - 1)\n    return f(n)\n",
+    ),
+    "the umask a candidate's call must put back": (
+        'import os\n\n\ndef private_file(path):\n    """create path with mode 0600 via umask 077; the umask put back"""\n',
+        _d(
+            """
+            import os, stat
+            def check(candidate):
+                before = os.umask(0o022)
+                os.umask(before)
+                candidate('secret.txt')
+                assert stat.S_IMODE(os.stat('secret.txt').st_mode) == 0o600
+                now = os.umask(before)
+                assert now == before, oct(now)
+            """
+        ),
+        "private_file",
+        "    old = os.umask(0o077)\n    try:\n        open(path, 'w').close()\n    finally:\n        os.umask(old)\n",
+        "    os.umask(0o077)\n    open(path, 'w').close()\n",
+    ),
 }
 
 
@@ -353,6 +422,15 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "passed",
         "strict scoring: the candidate's code awaited the test's coroutine beside other tasks",
+    ),
+    "a umask the candidate's call leaves open to others": (
+        'import os\n\n\ndef open_umask():\n    """set the umask to 0 (and leave it)"""\n',
+        "import os\ndef check(candidate):\n    candidate()\n    assert os.umask(0) == 0\n",
+        "open_umask",
+        "    os.umask(0)\n",
+        "failed",
+        "passed",
+        "strict scoring: the candidate's code set the umask to 0o0",
     ),
     "a wrong answer that only interleaved tasks show wrong": (
         'import asyncio\n\n\nasync def map_async(fn, xs):\n    """[await fn(x) for x in xs], run concurrently"""\n',

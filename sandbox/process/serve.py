@@ -28,7 +28,17 @@ from typing import Any, NoReturn
 import msgspec
 
 from .. import frames, protocol
-from ..values import asyncrun, described, fieldsof, logtap, plaincall, warntap, wire, world
+from ..values import (
+    asyncrun,
+    described,
+    fieldsof,
+    logtap,
+    mirror,
+    plaincall,
+    warntap,
+    wire,
+    world,
+)
 from . import childio, fields
 from .proxy import Proxy
 
@@ -136,6 +146,7 @@ class _Peer:
         self.origins: dict[int, tuple[BaseException, int]] = {}
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
+        self.mirror = mirror.Mirror()
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
@@ -227,7 +238,15 @@ class _Peer:
             if op not in _QUIET:  # the test's code may run: it sees the writes
                 self.fields.flush()
                 self.fields.clear()
+                self.hand_back()
             return self._ask(ref, op, args)
+
+    def hand_back(self) -> None:
+        """What the candidate's code did to this process's state, to the
+        test's (`mirror`), before the test's code runs again."""
+        tree = self.mirror.report()
+        if tree is not None:
+            self._ask(world.REF, "world", tree)
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         codec = self.codec()
@@ -255,6 +274,7 @@ class _Peer:
         self.fields.clear()  # the test's code ran since the last request
         if op.op == "world" and op.ref == world.REF:
             world.apply(op.args, self.codec().decode, self.scope)
+            self.mirror.agree()
             return protocol.Reply(ok=True)
         if op.rand is not None:
             _set_random(op.rand)
@@ -266,6 +286,7 @@ class _Peer:
             sys.stdout, sys.stderr = saved
         try:
             self.fields.flush()
+            self.hand_back()
         except _BaseException as exc:  # a write the verifier refused
             ok, value, writeback = False, self._raised(exc), []
         out, err = self.out.take(), self.err.take()

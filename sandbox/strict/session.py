@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import fieldsof, logtap, plaincall, wire, world
+from ..values import fieldsof, logtap, mirror, plaincall, wire, world
 from . import skeleton, standins, testobjects, testrandom, twins
 from .handles import (
     BASES,
@@ -305,6 +305,14 @@ class Session(standins.Standins):
     # --- answering the child (callbacks into the test's objects) ------------
 
     def _serve(self, op: protocol.Op) -> protocol.Reply:
+        if op.ref == world.REF and op.op == "world" and self.world is not None:
+            try:  # the child's state (plain data only: no references)
+                tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
+            except (wire.NotData, TypeError):
+                return protocol.Reply(ok=True)
+            mirror.take(tree, self.world.start_cwd, _told)
+            self.world.sync(tree[0] if type(tree) is list and tree else None)
+            return protocol.Reply(ok=True)
         codec = self._codec()
         snaps: list[object] = []
         try:
@@ -335,3 +343,13 @@ class Session(standins.Standins):
             name = base.__name__
         # The child names it by this number if it raises it on to us.
         return ["e", name, "", None, args, self._own(exc)]
+
+
+def _told(reason: str) -> None:
+    """A state the candidate's process set that the test's cannot take: the
+    check fails with ``reason`` (`outcomes.Refused.told`)."""
+    Refused.told = Refused.told or str(Refused(reason))
+
+
+def _no_reference(value: object) -> object:
+    raise wire.NotData("a reference in the child's state")

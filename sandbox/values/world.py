@@ -74,9 +74,19 @@ class World:
         patches.watch()
         self.patched: list[tuple[str, str, int]] = []
         """The test's patches as last handed over (by the value's identity)."""
+        self.start_cwd = _cwd() or ""
+        """The shared directory the check starts in."""
         self.touched: set[int] = set()
         """Which of `_values` were handed over once (then always are: the
         child keeps what it was last told)."""
+
+    def sync(self, put: Any) -> None:
+        """The state is what the child has (it handed it back: `mirror`):
+        nothing to hand over again, and the variables it set are the child's
+        to unset when the test removes them."""
+        self.env, self.values = _environ(), self._values()
+        if type(put) is dict:
+            self.handed.update({str(k).encode("utf-8", "surrogateescape"): b"" for k in put})
 
     def _values(self) -> tuple[Any, ...]:
         return _values(self.readers)
@@ -203,3 +213,11 @@ _SETTERS: dict[str, Callable[[], Any]] = {
     "setdefaulttimeout": _timeout,
 }
 """The names a test's code calls to change what each reader reads."""
+
+
+def decimal_fields() -> list[Any] | None:
+    """The decimal context as plain fields, if this process imported decimal."""
+    return _decimal() if "decimal" in sys.modules else None
+
+
+quietly = _quietly
