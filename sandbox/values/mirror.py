@@ -87,6 +87,10 @@ def take(tree: Any, shared: str, refuse: Callable[[str], None]) -> None:
     if _type(tree) is not list or _len(tree) != 7:
         return
     put, gone, cwd, dec, recursion, digits, mask = tree
+    if _type(put) is dict and _len(put) > world.MAX_ENV:
+        put = dict(list(put.items())[: world.MAX_ENV])
+    if _type(gone) is list:
+        gone = gone[: world.MAX_ENV]
     world.apply([put, gone, dec, digits, None, None, None, None, None, None, []], _same, {})
     if _type(cwd) is str and (cwd == shared or cwd.startswith(shared.rstrip("/") + "/")):
         world.quietly(os.chdir, cwd)
