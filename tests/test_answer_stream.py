@@ -230,3 +230,18 @@ def test_the_child_is_stopped_once_the_check_has_decided() -> None:
 
     status, reason = anyio.run(go)
     assert status == "failed" and reason.endswith("1"), (status, reason)
+
+
+def test_inputs_that_hold_the_tests_objects_go_one_call_at_a_time() -> None:
+    """A callback among the inputs runs the test's code when the candidate
+    uses it, which must not happen while the test reads earlier answers:
+    such inputs are not streamed (the child's stream loop, spoiled here,
+    is never used)."""
+    test = """
+def check(candidate):
+    calls = [(lambda v, i=i: v + i, 1) for i in range(5)]
+    answers = __aioeval_map__(candidate, calls)
+    assert [next(answers) for _ in calls] == [1, 2, 3, 4, 5]
+"""
+    program = "def f(g, x):\n    return g(x)\n" + SPOILS_STREAMS
+    assert check_strict(program, test, "f") == ("passed", "")

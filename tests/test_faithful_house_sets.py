@@ -350,27 +350,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "strict scoring: the test asked for == of a Money object",
     ),
-    "the test changes its working directory": (
-        'def here():\n    """the working directory"""\n',
-        "import os, tempfile\n\nos.chdir(tempfile.mkdtemp())\n\n\n"
-        "def check(candidate):\n    assert candidate() == os.getcwd()\n",
-        "here",
-        "    import os\n    return os.getcwd()\n",
-        "failed",
-        "passed",
-        "strict scoring: the test changed the working directory, which the candidate's",
-    ),
-    "the test replaces a builtin the candidate calls": (
-        'def greet():\n    """print hi"""\n',
-        "import builtins\n\n\ndef check(candidate):\n    seen = []\n"
-        "    builtins.print = lambda *a: seen.append(a)\n    candidate()\n"
-        "    assert seen == [('hi',)], seen\n",
-        "greet",
-        "    print('hi')\n",
-        "failed",
-        "passed",
-        "strict scoring: the test changed builtins.print, which the candidate's",
-    ),
     "a skeleton's __hash__ the completion fills": (
         _MONEY + 'def unique(xs):\n    """distinct amounts"""\n',
         "def check(candidate):\n    assert len(set(candidate([Money(1), Money(1)]))) == 1\n",

@@ -1216,15 +1216,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "JSONDecodeError",
     ),
-    "a warning the candidate issues, recorded by the test": (
-        'import warnings\n\n\ndef f(x):\n    """warn DeprecationWarning, return x"""\n',
-        "import warnings\ndef check(candidate):\n    with warnings.catch_warnings(record=True) as w:\n        warnings.simplefilter('always')\n        assert candidate(1) == 1\n    assert len(w) == 1\n",
-        "f",
-        "    warnings.warn('old', DeprecationWarning)\n    return x\n",
-        "failed",
-        "passed",
-        "AssertionError",
-    ),
     "a SystemExit the candidate raises, caught by the test": (
         'def run(args):\n    """sys.exit(2) when args is empty"""\n',
         "def check(candidate):\n    try:\n        candidate([])\n    except SystemExit as e:\n        assert e.code == 2\n",
@@ -1233,15 +1224,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "passed",
         "SystemExit: 2",
-    ),
-    "stdin the test supplies, read by the candidate's input()": (
-        'def solve():\n    """read n, then n numbers on one line; print their sum"""\n',
-        "import io, sys, contextlib\ndef check(candidate):\n    sys.stdin = io.StringIO('3\\n1 2 3\\n')\n    buf = io.StringIO()\n    with contextlib.redirect_stdout(buf):\n        candidate()\n    sys.stdin = sys.__stdin__\n    assert buf.getvalue().strip() == '6'\n",
-        "solve",
-        "    n = int(input())\n    print(sum(map(int, input().split()[:n])))\n",
-        "failed",
-        "passed",
-        "EOFError",
     ),
 }
 

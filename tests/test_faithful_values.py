@@ -196,6 +196,149 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    def __init__(self, cap):\n        self.cap = cap\n        self.cache = OrderedDict()\n    def get(self, k):\n        if k not in self.cache:\n            return -1\n        self.cache.move_to_end(k)\n        return self.cache[k]\n    def put(self, k, v):\n        self.cache[k] = v\n        self.cache.move_to_end(k)\n        if len(self.cache) > self.cap:\n            self.cache.popitem(last=False)\n",
         "    def __init__(self, cap):\n        self.cap = cap\n        self.cache = OrderedDict()\n    def get(self, k):\n        return self.cache.get(k, -1)\n    def put(self, k, v):\n        self.cache[k] = v\n        if len(self.cache) > self.cap:\n            self.cache.popitem(last=False)\n",
     ),
+    "an io.StringIO of the test's, written to": (
+        'def dump(rows, out):\n    """each row tab-separated on its own line of out"""\n',
+        "import io\n\n\ndef check(candidate):\n    buf = io.StringIO()\n"
+        "    candidate([[1, 'a'], [2, 'b']], buf)\n    assert buf.getvalue() == '1\\ta\\n2\\tb\\n'\n",
+        "dump",
+        "    for r in rows:\n        print(*r, sep='\\t', file=out)\n",
+        "    for r in rows:\n        out.write('\\t'.join(map(str, r)))\n",
+    ),
+    "a compiled regex the test passes": (
+        'def matching(pattern, lines):\n    """the lines pattern.search finds a match in"""\n',
+        "import re\n\n\ndef check(candidate):\n    p = re.compile(r'^err', re.I)\n"
+        "    assert candidate(p, ['ERR a', 'ok', 'err b']) == ['ERR a', 'err b']\n",
+        "matching",
+        "    return [l for l in lines if pattern.search(l)]\n",
+        "    import re\n    return [l for l in lines if re.search(pattern.pattern, l)]\n",
+    ),
+    "a compiled regex the candidate returns": (
+        'import re\n\n\ndef word(w):\n    """a compiled pattern matching w as a whole word, any case"""\n',
+        "import re\n\n\ndef check(candidate):\n    p = candidate('cat')\n"
+        "    assert isinstance(p, re.Pattern) and p.flags & re.I\n"
+        "    assert p.search('a CAT sat') and not p.search('concatenate')\n",
+        "word",
+        "    return re.compile(r'\\b' + re.escape(w) + r'\\b', re.I)\n",
+        "    return re.compile(re.escape(w), re.I)\n",
+    ),
+    "a slice the test passes to the candidate's __getitem__": (
+        'class Ring:\n    """Ring(items); ring[i] and ring[a:b] (a list) over the items"""\n',
+        "def check(candidate):\n    r = candidate([1, 2, 3, 4])\n"
+        "    assert r[1:3] == [2, 3] and r[::-2] == [4, 2] and r[-1] == 4\n",
+        "Ring",
+        "    def __init__(self, items):\n        self.items = list(items)\n"
+        "    def __getitem__(self, i):\n        return self.items[i]\n",
+        "    def __init__(self, items):\n        self.items = list(items)\n"
+        "    def __getitem__(self, i):\n"
+        "        return self.items[i] if isinstance(i, int) else self.items[i.start:i.stop]\n",
+    ),
+    "a slice the candidate returns": (
+        'def window(n, k):\n    """the slice of the last k of n items"""\n',
+        "def check(candidate):\n    s = candidate(10, 3)\n"
+        "    assert s == slice(7, 10) and list(range(10))[s] == [7, 8, 9]\n",
+        "window",
+        "    return slice(n - k, n)\n",
+        "    return slice(n - k, n, 1)\n",
+    ),
+    "the candidate's exception passed to the test's callback": (
+        'def each(items, fn, on_error):\n    """[fn(x)] for each item; on an exception, on_error(x, exc) and skip it"""\n',
+        _d(
+            """
+            def check(candidate):
+                seen = []
+                def on_error(x, exc):
+                    assert isinstance(exc, ZeroDivisionError) and type(exc) is ZeroDivisionError
+                    seen.append((x, str(exc), exc.args))
+                assert candidate([1, 0, 5], lambda x: 10 // x, on_error) == [10, 2]
+                assert seen == [(0, 'integer division or modulo by zero', ('integer division or modulo by zero',))]
+            """
+        ),
+        "each",
+        "    out = []\n    for x in items:\n        try:\n            out.append(fn(x))\n"
+        "        except Exception as e:\n            on_error(x, e)\n    return out\n",
+        "    out = []\n    for x in items:\n        try:\n            out.append(fn(x))\n"
+        "        except Exception as e:\n            on_error(x, ValueError(str(e)))\n    return out\n",
+    ),
+    "the test's own exception, passed back to its callback": (
+        'def retry(fn, n, on_error):\n    """fn() up to n times; on_error(i, exc) for each failure (i from 1)"""\n',
+        _d(
+            """
+            def check(candidate):
+                class Flaky(Exception):
+                    pass
+                errs = []
+                raised = []
+                def fn():
+                    if len(raised) < 2:
+                        raised.append(Flaky(len(raised)))
+                        raise raised[-1]
+                    return 'ok'
+                assert candidate(fn, 5, lambda i, e: errs.append((i, e))) == 'ok'
+                assert [i for i, _ in errs] == [1, 2]
+                assert errs[0][1] is raised[0] and errs[1][1] is raised[1]
+            """
+        ),
+        "retry",
+        "    for i in range(1, n + 1):\n        try:\n            return fn()\n"
+        "        except Exception as e:\n            on_error(i, e)\n",
+        "    for i in range(n):\n        try:\n            return fn()\n"
+        "        except Exception as e:\n            on_error(i, e)\n",
+    ),
+    "an exception the test passes as a value": (
+        'def describe(exc):\n    """type name: message"""\n',
+        "def check(candidate):\n    assert candidate(KeyError('k')) == \"KeyError: 'k'\"\n"
+        "    assert candidate(ValueError('bad')) == 'ValueError: bad'\n",
+        "describe",
+        "    return f'{type(exc).__name__}: {exc}'\n",
+        "    return f'{type(exc).__name__}: {exc.args[0]}'\n",
+    ),
+    "an exception's __cause__": (
+        "class ParseError(Exception):\n    pass\n\n\n"
+        'def parse(s):\n    """int(s); on failure raise ParseError from the ValueError"""\n',
+        _d(
+            """
+            def check(candidate):
+                try:
+                    candidate('x')
+                except ParseError as e:
+                    assert isinstance(e.__cause__, ValueError) and 'x' in str(e.__cause__)
+                else:
+                    assert False
+            """
+        ),
+        "parse",
+        "    try:\n        return int(s)\n    except ValueError as e:\n        raise ParseError(s) from e\n",
+        "    try:\n        return int(s)\n    except ValueError:\n        raise ParseError(s) from None\n",
+    ),
+    "a member of the prompt's Flag, compared with is": (
+        "import enum\n\n\nclass Perm(enum.Flag):\n    R = 4\n    W = 2\n    X = 1\n\n\n"
+        'def parse(mode):\n    """\'rw-\' -> Perm.R | Perm.W"""\n',
+        "def check(candidate):\n    assert candidate('rwx') is Perm.R | Perm.W | Perm.X\n"
+        "    assert candidate('r--') is Perm.R and candidate('-w-') in {Perm.W}\n"
+        "    assert candidate('---') is Perm(0)\n",
+        "parse",
+        "    p = Perm(0)\n    for c, f in zip(mode, (Perm.R, Perm.W, Perm.X)):\n"
+        "        if c != '-':\n            p |= f\n    return p\n",
+        "    p = Perm(0)\n    for c, f in zip(mode, (Perm.R, Perm.W, Perm.X)):\n"
+        "        if c == 'r':\n            p |= f\n    return p\n",
+    ),
+    "a defaultdict whose factory is the candidate's own function": (
+        'from collections import defaultdict\n\n\ndef tree():\n    """an autovivifying tree: a defaultdict whose factory is tree"""\n',
+        "import json\n\n\ndef check(candidate):\n    t = candidate()\n    t['a']['b']['c'] = 1\n"
+        "    t['a']['x'] = 2\n    assert json.loads(json.dumps(t)) == {'a': {'b': {'c': 1}, 'x': 2}}\n",
+        "tree",
+        "    return defaultdict(tree)\n",
+        "    return defaultdict(dict)\n",
+    ),
+    "a defaultdict with a lambda factory the test passes": (
+        'def group(d, pairs):\n    """append each v to d[k], for (k, v) in pairs"""\n',
+        "from collections import defaultdict\n\n\ndef check(candidate):\n    d = defaultdict(lambda: [])\n"
+        "    candidate(d, [('a', 1), ('a', 2), ('b', 3)])\n    assert d == {'a': [1, 2], 'b': [3]}\n"
+        "    assert d['z'] == [] and type(d) is defaultdict\n",
+        "group",
+        "    for k, v in pairs:\n        d[k].append(v)\n",
+        "    for k, v in pairs:\n        d[k] = [v]\n",
+    ),
 }
 
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
@@ -236,15 +379,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "",
     ),
-    "an io.StringIO of the test's, printed to": (
-        'def show(s, out):\n    """print s to out"""\n',
-        "import io\n\n\ndef check(candidate):\n    buf = io.StringIO()\n    candidate('hi', buf)\n    assert buf.getvalue() == 'hi\\n'\n",
-        "show",
-        "    print(s, file=out)\n",
-        "failed",
-        "passed",
-        "no readable attribute 'write'",
-    ),
     "an instance of the test's int subclass, passed": (
         'def double(x):\n    """2 * x as a plain int"""\n',
         "class Cents(int):\n    pass\n\n\ndef check(candidate):\n    assert candidate(Cents(3)) == 6\n",
@@ -262,15 +396,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "passed",
         "TypeError",
-    ),
-    "an exception's __cause__": (
-        'def parse(s):\n    """int(s); on failure raise ValueError(\'bad\') from the original"""\n',
-        "def check(candidate):\n    try:\n        candidate('x')\n    except ValueError as e:\n        assert isinstance(e.__cause__, ValueError)\n",
-        "parse",
-        "    try:\n        return int(s)\n    except ValueError as e:\n        raise ValueError('bad') from e\n",
-        "failed",
-        "passed",
-        "AssertionError",
     ),
     "an int of more than 2**20 bits": (
         'def fact(n):\n    """n!"""\n',

@@ -17,7 +17,6 @@ candidate that corrupts its own process only garbles its own answers).
 from __future__ import annotations
 
 import _thread
-import asyncio
 import builtins
 import os
 import random
@@ -29,8 +28,19 @@ from typing import Any, NoReturn
 import msgspec
 
 from .. import frames, protocol
-from ..values import described, logtap, plaincall, wire, world
-from . import childio
+from ..values import (
+    asyncrun,
+    described,
+    fieldsof,
+    logtap,
+    mirror,
+    plaincall,
+    warntap,
+    wire,
+    world,
+)
+from . import childio, fields
+from .proxy import Proxy
 
 _type = type
 _id = id
@@ -52,9 +62,10 @@ _recv_soon = frames.recv_soon
 _socket = socket.socket
 _exit = os._exit
 _random_setstate = random.setstate
-_run_coroutine = asyncio.run
+_run_coroutine = asyncrun.run_nested
 _FunctionType = types.FunctionType
 _BaseException = BaseException
+_Exception = Exception
 _encode_frame = protocol.encode_frame
 _decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
 
@@ -124,67 +135,6 @@ def _made_here(cls: type) -> bool:
     return _getattr(home, _str(_getattr(cls, "__name__", "")), None) is not cls
 
 
-class Proxy:
-    """An object of the test's, used from the candidate's code: every use is
-    a request back to the verifier, which runs the test's own code."""
-
-    __slots__ = ("_peer", "_vid")
-
-    def __init__(self, peer: _Peer, vid: int) -> None:
-        object.__setattr__(self, "_peer", peer)
-        object.__setattr__(self, "_vid", vid)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._peer.ask(self._vid, "call", (args, kwargs or None))
-
-    def __getattr__(self, name: str) -> Any:
-        return self._peer.ask(self._vid, "getattr", name)
-
-    def __iter__(self) -> Any:
-        return self._peer.ask(self._vid, "iter")
-
-    def __next__(self) -> Any:
-        return self._peer.ask(self._vid, "next")
-
-    def __len__(self) -> int:
-        return self._peer.ask(self._vid, "len")  # type: ignore[no-any-return]
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._peer.ask(self._vid, "getitem", key)
-
-    def __repr__(self) -> str:
-        return self._peer.ask(self._vid, "repr")  # type: ignore[no-any-return]
-
-    __str__ = __repr__
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self._peer.ask(self._vid, "setattr", [name, value])
-
-    def __bool__(self) -> bool:
-        return self._peer.ask(self._vid, "bool") is True
-
-    def __hash__(self) -> int:
-        return self._peer.ask(self._vid, "hash")  # type: ignore[no-any-return]
-
-    def __contains__(self, item: object) -> bool:
-        return self._peer.ask(self._vid, "contains", item) is True
-
-
-def _proxy_operator(name: str, reflected: bool) -> Any:
-    def op(self: Proxy, other: object) -> Any:
-        return self._peer.ask(self._vid, "operator", [name, other, reflected])
-
-    return op
-
-
-for _op in ("eq", "ne", "lt", "le", "gt", "ge", *protocol.ARITHMETIC):
-    _setattr(Proxy, f"__{_op}__", _proxy_operator(_op, False))
-for _op in protocol.ARITHMETIC:
-    _setattr(Proxy, f"__r{_op}__", _proxy_operator(_op, True))
-for _op in ("neg", "pos", "abs"):
-    _setattr(Proxy, f"__{_op}__", lambda self, _op=_op: self._peer.ask(self._vid, _op))
-
-
 class _Peer:
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -196,11 +146,15 @@ class _Peer:
         self.object_ids: dict[int, int] = {}
         self.proxies: dict[int, Proxy] = {}
         self.origins: dict[int, tuple[BaseException, int]] = {}
+        self.nesting = 0
+        self.fields = fields.Fields(self.ask)
+        self.mirror = mirror.Mirror()
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
         self.err = childio.Output(budget)
         self.logs = logtap.tap(budget)
+        warntap.tap(self.logs, logtap.MAX_RECORDS)
 
     # --- frames ---------------------------------------------------------
 
@@ -230,9 +184,19 @@ class _Peer:
         return wire.Codec(self.foreign, self.refer, memo)
 
     def foreign(self, v: object) -> object:
-        """A handle on one of this process's objects."""
+        """A handle on one of this process's objects; an exception (an
+        argument to the test's callback) as a value, the test's own as itself."""
         if _type(v) is Proxy:
             return ["v", v._vid]
+        if _issubclass(_type(v), _Exception) and self.nesting < 4:
+            back = self.origins.get(_id(v))
+            if back is not None and back[0] is v:
+                return ["v", back[1]]
+            self.nesting += 1
+            try:
+                return described.exception_tree(v, self.codec())  # type: ignore[arg-type]
+            finally:
+                self.nesting -= 1
         hid = self.object_ids.get(_id(v))
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
@@ -273,7 +237,18 @@ class _Peer:
         request at a time: the candidate's threads (a pool mapping the
         test's function) take turns on the one channel."""
         with self.turn:
+            if op not in _QUIET:  # the test's code may run: it sees the writes
+                self.fields.flush()
+                self.fields.clear()
+                self.hand_back()
             return self._ask(ref, op, args)
+
+    def hand_back(self) -> None:
+        """What the candidate's code did to this process's state, to the
+        test's (`mirror`), before the test's code runs again."""
+        tree = self.mirror.report()
+        if tree is not None:
+            self._ask(world.REF, "world", tree)
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         codec = self.codec()
@@ -298,8 +273,10 @@ class _Peer:
             return value
 
     def serve(self, op: protocol.Op) -> protocol.Reply:
+        self.fields.clear()  # the test's code ran since the last request
         if op.op == "world" and op.ref == world.REF:
-            world.apply(op.args, self.codec().decode)
+            world.apply(op.args, self.codec().decode, self.scope)
+            self.mirror.agree()
             return protocol.Reply(ok=True)
         if op.rand is not None:
             _set_random(op.rand)
@@ -309,6 +286,11 @@ class _Peer:
             ok, value, writeback = self._serve(op)
         finally:
             sys.stdout, sys.stderr = saved
+        try:
+            self.fields.flush()
+            self.hand_back()
+        except _BaseException as exc:  # a write the verifier refused
+            ok, value, writeback = False, self._raised(exc), []
         out, err = self.out.take(), self.err.take()
         self.send_logs()
         return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
@@ -367,6 +349,9 @@ class _Peer:
         target = self.objects[op.ref]
         if name == "call":
             return target(*args[0], **(args[1] or {}))  # type: ignore[operator]
+        if name == "build":  # a call, and the attributes of what it made
+            made = target(*args[0], **(args[1] or {}))  # type: ignore[operator]
+            return [made, None if _isinstance(made, type) else described.state(made)]
         if name == "getattr":
             return _getattr(target, args)
         if name == "setattr":
@@ -399,9 +384,16 @@ class _Peer:
             return described.as_base(target)
         if name == "state":
             return described.state(target)
+        if name == "fields":  # see `fieldsof`: none of the program's code runs
+            most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
+            return fieldsof.fields_of(target, most, fieldsof.plain)
         if name == "await":  # a coroutine, run to its end on a loop of its own
             return _run_coroutine(target)  # type: ignore[arg-type]
         raise TypeError(f"unknown operation {name!r}")
+
+
+_QUIET = frozenset({"fields", "setattrs"})
+"""Requests that run none of the test's code (see `fields`)."""
 
 
 def _set_random(state: Any) -> None:

@@ -39,19 +39,16 @@ class Answers:
     (raises what the candidate's code raised for it), and the iterator goes
     on past an answer that raised."""
 
-    def __init__(self, talk: Session, ref: int, calls: list[tuple[Any, ...]]) -> None:
+    def __init__(
+        self, talk: Session, ref: int, encoded: tuple[list[object], list[tuple[wire.Codec, int]]]
+    ) -> None:
         self.talk = talk
-        self.pending: list[tuple[wire.Codec, int]] = []
-        payloads: list[object] = []
-        for args in calls:
-            codec = talk.codec()
-            payloads.append(talk.request(codec, (args, None), call=True))
-            self.pending.append((codec, len(codec.memo)))
+        payloads, self.pending = encoded
         self.pending.reverse()
         talk.epoch += 1
         talk.hand_over_world()
         talk.chan.send(protocol.Op(ref=ref, op="map", args=payloads, rand=talk.child_random()))
-        talk.unread += len(calls)
+        talk.unread += len(payloads)
         _streams.append(self)
 
     def __iter__(self) -> Answers:
@@ -99,8 +96,29 @@ def answers(fn: Any, calls: Iterable[Sequence[Any]]) -> Answers | OneByOne:
         and not fn._session.depth
         and not fn._session.unread
     ):
-        return Answers(fn._session, fn._hid, listed)
+        encoded = _as_data(fn._session, listed)
+        if encoded is not None:
+            return Answers(fn._session, fn._hid, encoded)
     return OneByOne(fn, listed)
+
+
+def _as_data(
+    talk: Session, calls: list[tuple[Any, ...]]
+) -> tuple[list[object], list[tuple[wire.Codec, int]]] | None:
+    """Each call's request tree and the codec that numbered its containers;
+    None if an input holds an object of the test's (a function, an
+    instance): the candidate's use of it would run the test's code while
+    the test reads earlier answers, so such inputs go one call at a time."""
+    known = talk.lent
+    payloads: list[object] = []
+    codecs: list[tuple[wire.Codec, int]] = []
+    for args in calls:
+        codec = talk.codec()
+        payloads.append(talk.request(codec, (args, None), call=True))
+        codecs.append((codec, len(codec.memo)))
+        if talk.lent != known:
+            return None
+    return payloads, codecs
 
 
 def unread_left() -> bool:

@@ -75,6 +75,9 @@ class Asker(Protocol):
 
     def ask(self, ref: int, op: str, args: object = None) -> Any: ...
 
+    def field(self, hid: int, name: str) -> Any:
+        """A data attribute of the child's object, or `twins.NO_VALUE`."""
+
 
 class Handle:
     """A candidate's object, as the test sees it (see the module docstring)."""
@@ -114,7 +117,18 @@ class Handle:
         twin = self._session.twins.get(self._name)
         if twin is None or self._flags & IS_CLASS:
             return _no_value
-        state = self._reading("state")
+        return self._as_twin(twin, self._reading("state"))
+
+    def _seed(self, state: Any) -> None:
+        """Take ``state`` as this object's attributes now (read by the
+        request that made it: `__call__`), as `_plain` would read them."""
+        twin = self._session.twins.get(self._name)
+        if self._base is None and twin is not None and not self._flags & IS_CLASS:
+            object.__setattr__(self, "_read", (self._session.epoch, self._as_twin(twin, state)))
+
+    def _as_twin(self, twin: type, state: Any) -> Any:
+        """An instance of the prompt's class with the attributes ``state``
+        (the program's object's), else `_no_value`."""
         if type(state) is not dict or not all(type(k) is str for k in state):
             return _no_value
         if isinstance(twin, enum.EnumMeta):
@@ -124,7 +138,7 @@ class Handle:
         if any(twins.shadows(twin, key) for key in state):
             return _no_value  # the prelude's __eq__ would call the candidate's own code
         try:
-            made = object.__new__(twin)
+            made: Any = object.__new__(twin)
             for key, value in state.items():
                 object.__setattr__(made, key, value)
         except (TypeError, AttributeError):  # a class object.__new__ cannot make
@@ -181,8 +195,12 @@ class Handle:
     def __getattr__(self, name: str) -> Any:
         if self._flags & COROUTINE and name in handleasync.METHODS:
             return handleasync.method(self, name)
-        value = self._ask("getattr", name)
         guard = self._session.guards.get(self._hid)
+        if guard is None and not self._flags & IS_CLASS and not name.startswith("_"):
+            value = self._session.field(self._hid, name)
+            if value is not _no_value:
+                return value
+        value = self._ask("getattr", name)
         if guard is not None and isinstance(guard[1], type):
             twins.guard_attribute(self._session, guard, name, value)
         return value
@@ -194,10 +212,18 @@ class Handle:
         self._ask("delattr", name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        got = self._ask("call", (args, kwargs or None))
         guard = self._session.guards.get(self._hid)
-        if guard is not None:
-            twins.built_alike(guard, got, args, kwargs)
+        if guard is None:
+            return self._ask("call", (args, kwargs or None))
+        # A guarded class: its object's attributes come with it, for the
+        # comparison with the prompt's (one round trip, not two).
+        got = self._ask("build", (args, kwargs or None))
+        if type(got) is not list or len(got) != 2:
+            raise CandidateError("the candidate's process sent a malformed object")
+        got, state = got
+        if type(got) is Handle:
+            got._seed(state)
+        twins.built_alike(guard, got, args, kwargs)
         return got
 
     def __iter__(self) -> Any:

@@ -15,6 +15,10 @@ class Refused(BaseException):
     another check is kept."""
 
     first: str | None = None
+    told: str | None = None
+    """A refusal the candidate's process was told of (as an error raised in
+    its code, where the test's code does not see it): the check fails with
+    it whatever the test does after."""
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)

@@ -11,29 +11,29 @@ instances of the test's own classes, and nothing else.
 from __future__ import annotations
 
 import builtins
+import enum
 import random
 import sys
 import threading
 import types
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import logtap, plaincall, wire, world
-from . import skeleton, testobjects, testrandom
+from ..values import fieldsof, logtap, mirror, plaincall, wire, world
+from . import skeleton, standins, testobjects, testrandom, twins
 from .handles import (
     BASES,
     EXC_CLASS,
+    IS_CLASS,
     CandidateError,
-    CandidateExit,
     CandidateGone,
     CheckSetupError,
     Handle,
     Refused,
 )
 
-_READS = frozenset({"plain", "state"})
+_READS = frozenset({"plain", "state", "fields"})
 """Requests that only read a value (with the builtin type's own methods)."""
 MAX_HANDLES = 100_000
 OUTPUT_BUDGET = 1 << 20
@@ -43,7 +43,7 @@ MAX_NESTING = 200
 candidate calling back...)."""
 
 
-class Session:
+class Session(standins.Standins):
     """One check's exchange with the child over ``chan`` (a `verifier.Channel`)."""
 
     def __init__(
@@ -64,6 +64,8 @@ class Session:
         class of that name is compared as the prelude's class would."""
         self.turn = threading.RLock()
         self.handles: dict[int, Any] = {}
+        self.members: dict[int, int] = {}
+        """The prompt's enum members that stand for the program's (by handle)."""
         self.objects: list[Any] = []
         self.object_ids: dict[int, int] = {}
         self.standins: dict[int, type[BaseException]] = {}
@@ -78,6 +80,13 @@ class Session:
         """See `handles.Asker.epoch`."""
         self.unread = 0
         """Answers of a stream (`answers`) the child will still send."""
+        self.lent = 0
+        """Objects of the test's sent to the child as references, in all."""
+        self.nesting = 0
+        self.known: dict[int, dict[str, Any]] = {}
+        """Fields of the child's objects, read at `fields_epoch` (`field`)."""
+        self.opaque: set[int] = set()
+        self.fields_epoch, self.batch = -1, fieldsof.FIRST
 
     # --- wire hooks ---------------------------------------------------------
 
@@ -85,16 +94,29 @@ class Session:
         """An object of the test's that the child gets a proxy for."""
         if type(v) is Handle and v._session is self:
             return ["h", v._hid]
+        if id(v) in self.members:  # a member of the program's enum, as the prompt's
+            return ["h", self.members[id(v)]]
         if isinstance(v, type) and v in self.standins.values():
             hid = next(k for k, c in self.standins.items() if c is v)
             return ["h", hid]
         if isinstance(v, types.ModuleType):
             raise CheckSetupError("the test passed a module to the candidate")
+        if isinstance(v, Exception) and self.nesting < 4:
+            self.nesting += 1  # an exception as a value (its args may hold one)
+            try:
+                return self._exc_tree(v, self.codec())
+            finally:
+                self.nesting -= 1
+        return ["v", self._own(v)]
+
+    def _own(self, v: object) -> int:
+        """The number the child knows one of the test's objects by."""
+        self.lent += 1
         vid = self.object_ids.get(id(v))
         if vid is None:
             vid = self.object_ids[id(v)] = len(self.objects)
             self.objects.append(v)
-        return ["v", vid]
+        return vid
 
     def refer(self, t: list[Any]) -> object:
         tag = t[0]
@@ -127,86 +149,36 @@ class Session:
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.
             made._plain()
+        elif isinstance(self.twins.get(made._name), enum.EnumMeta) and not flags & IS_CLASS:
+            member = made._plain()  # the prompt's member itself: ``is`` holds too
+            if member is not twins.NO_VALUE:
+                self.handles[hid] = member
+                self.members[id(member)] = hid
+                return member
         return made
 
-    def _standin(
-        self, hid: int, base: str, name: str, bases: list[Any], depth: int
-    ) -> type[BaseException]:
-        """The verifier's class for an exception class of the candidate's:
-        derived from the stand-ins of its own bases (so ``except`` on a base
-        class of the program's matches), else from its nearest builtin base.
-        Its ``__str__`` gives the text the candidate's class gave, if any."""
-        parent = getattr(builtins, base, None)
-        if not (isinstance(parent, type) and issubclass(parent, BaseException)):
-            parent = Exception
-        # A program's subclass of a BaseException-only builtin (SystemExit,
-        # KeyboardInterrupt, GeneratorExit) stays one: raised, it is the
-        # candidate's exit, never caught by the test's ``except Exception``.
-        parents: list[type] = []
-        for item in bases[:8] if depth < MAX_EXC_DEPTH else []:
-            made = None
-            if type(item) is str:
-                made = getattr(builtins, item, None)
-            elif type(item) is list and len(item) >= 2 and item[0] == "h":
-                made = self._handle(item, depth + 1)
-            if isinstance(made, type) and issubclass(made, BaseException) and made not in parents:
-                parents.append(made)
-        label = name if name.isidentifier() else "CandidateException"
-        body = {"__module__": "candidate", "__str__": _standin_str}
-        try:
-            cls = type(label[:100], tuple(parents) or (parent,), body)
-        except TypeError:  # bases no class can have at once
-            cls = type(label[:100], (parent,), body)
-        self.standins[hid] = cls
-        return cls
-
-    def _exception(self, t: list[Any]) -> BaseException:
-        if len(t) not in (5, 7) or type(t[1]) is not str:
-            raise wire.NotData("malformed exception")
-        exc = self._exception_made(t)
-        if len(t) == 7 and not isinstance(exc, CandidateError | CandidateExit):
-            self._exception_extra(exc, t[5], t[6])
-        return exc
-
-    def _exception_extra(self, exc: BaseException, attrs_tree: Any, text: Any) -> None:
-        """Give the rebuilt exception the candidate's attributes (values
-        under the usual rules) and, for a stand-in, the candidate's text."""
-        if attrs_tree is not None:
-            try:
-                attrs = self.codec().decode(attrs_tree)
-            except wire.NotData:
-                attrs = {}
-            if type(attrs) is dict:
-                for key, value in attrs.items():
-                    if type(key) is str and not key.startswith("__"):
-                        try:
-                            setattr(exc, key, value)
-                        except (AttributeError, TypeError):
-                            pass
-        if type(text) is str and type(exc) in self.standins.values():
-            _TEXTS[exc] = text[:10_000]
-
-    def _exception_made(self, t: list[Any]) -> BaseException:
-        type_name, cls_tree, args_tree = t[1][:100], t[3], t[4]
-        try:
-            args = self.codec().decode(args_tree)
-            args = args if type(args) is tuple else (str(args),)
-        except wire.NotData:
-            args = ()
-        if cls_tree is None:
-            cls = getattr(builtins, type_name, None)
-            if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-                return CandidateError(_describe(type_name, args))
-        else:
-            cls = self._handle(cls_tree)
-            if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-                return CandidateError(_describe(type_name, args))
-        if not issubclass(cls, Exception):
-            return CandidateExit(_describe(type_name, args))
-        try:
-            return cls(*args)
-        except Exception:
-            return CandidateError(_describe(type_name, args))
+    def field(self, hid: int, name: str) -> Any:
+        """The child's object ``hid``'s field ``name``, read with the fields
+        of the objects it reaches (`fieldsof`), until the candidate's code
+        may have run again (`epoch`); `twins.NO_VALUE` where it is not a
+        field (a property, a method, a class of its own lookup)."""
+        if self.fields_epoch != self.epoch:
+            self.known.clear()
+            self.fields_epoch, self.batch = self.epoch, fieldsof.FIRST
+        found = self.known.get(hid)
+        if found is None and hid not in self.opaque:
+            got = self.ask(hid, "fields", self.batch)
+            self.batch = min(self.batch * 2, fieldsof.MOST)
+            for item in got[: fieldsof.MOST] if type(got) is list else ():
+                if type(item) is list and len(item) == 2 and type(item[1]) is dict:
+                    if type(item[0]) is Handle and item[0]._session is self:
+                        self.known.setdefault(item[0]._hid, item[1])
+            found = self.known.get(hid)
+            if found is None:
+                self.opaque.add(hid)
+        if found is None:
+            return twins.NO_VALUE
+        return found.get(name, twins.NO_VALUE)
 
     def guard_class(self, name: str, value: Any, trusted: type) -> None:
         """The program's ``value`` for the prelude's class ``trusted``: the
@@ -358,6 +330,14 @@ class Session:
     # --- answering the child (callbacks into the test's objects) ------------
 
     def _serve(self, op: protocol.Op) -> protocol.Reply:
+        if op.ref == world.REF and op.op == "world" and self.world is not None:
+            try:  # the child's state (plain data only: no references)
+                tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
+            except (wire.NotData, TypeError):
+                return protocol.Reply(ok=True)
+            mirror.take(tree, self.world.start_cwd, _told)
+            self.world.sync(tree[0] if type(tree) is list and tree else None)
+            return protocol.Reply(ok=True)
         codec = self.codec()
         snaps: list[object] = []
         try:
@@ -386,25 +366,15 @@ class Session:
         if not name:  # not a builtin: the child gets its nearest builtin base
             base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
             name = base.__name__
-        ref = self.foreign(exc)  # ["v", id]: the child names it if it raises it on to us
-        assert type(ref) is list
-        return ["e", name, "", None, args, ref[1]]
+        # The child names it by this number if it raises it on to us.
+        return ["e", name, "", None, args, self._own(exc)]
 
 
-MAX_EXC_DEPTH = 20
-"""Levels of exception classes of the program's rebuilt as stand-ins."""
-_TEXTS: weakref.WeakKeyDictionary[BaseException, str] = weakref.WeakKeyDictionary()
-"""``str()`` of rebuilt exceptions whose candidate class overrides ``__str__``."""
+def _told(reason: str) -> None:
+    """A state the candidate's process set that the test's cannot take: the
+    check fails with ``reason`` (`outcomes.Refused.told`)."""
+    Refused.told = Refused.told or str(Refused(reason))
 
 
-def _standin_str(self: BaseException) -> str:
-    text = _TEXTS.get(self)
-    if text is not None:
-        return text
-    base = next(c for c in type(self).__mro__ if getattr(builtins, c.__name__, None) is c)
-    return str(base.__str__(self))
-
-
-def _describe(type_name: str, args: tuple[Any, ...]) -> str:
-    text = ", ".join(str(a) for a in args[:3]) if args else ""
-    return f"{type_name}: {text}"[:2000] if text else type_name
+def _no_reference(value: object) -> object:
+    raise wire.NotData("a reference in the child's state")

@@ -11,6 +11,7 @@ from types import CodeType, FunctionType
 from typing import Any
 
 from .. import protocol
+from ..values import assigned
 from . import handles, twins
 
 OUTPUT_CAP = 2048
@@ -53,6 +54,11 @@ class Compiled:
         except SyntaxError as exc:
             raise TestBroken(f"the test does not compile: {exc}") from None
         self.names = _names(self.setup) | _names(self.driver)
+        codes = (self.setup, self.driver)
+        self.attributes = set().union(*(assigned.stored(c, assigned.ATTRIBUTES) for c in codes))
+        """Attribute names the test assigns (a module's: `assigned`)."""
+        self.globals = set().union(*(assigned.stored(c, assigned.GLOBALS) for c in codes))
+        """Global names the test's functions rebind."""
 
 
 def _prelude_code(text: str) -> CodeType | None:

@@ -8,10 +8,13 @@ own answer."""
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
+from ..values import asyncrun, fieldsof
+from .outcomes import Refused
 
 
 def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
@@ -21,9 +24,35 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
             raise TypeError("malformed call")
         return target(*args[0], **(args[1] or {}))
     if op == "getattr":
-        if type(args) is not str or args.startswith("_") or not _owned(target, test_module):
+        if type(args) is not str or not _readable(target, args, test_module):
             raise AttributeError(f"the test's object has no readable attribute {args!r}")
         return getattr(target, args)
+    if op == "enter":  # ``with`` in the candidate's code: the test's own methods
+        return type(target).__enter__(target)
+    if op == "exit":
+        if type(args) is not tuple or len(args) != 2:
+            raise TypeError("malformed exit")
+        return bool(type(target).__exit__(target, args[0], args[1], None))
+    if op == "await":
+        if args is not True or not asyncrun.alone():
+            refused = Refused(
+                "strict scoring: the candidate's code awaited the test's coroutine beside "
+                "other tasks, which only one event loop shared by both could interleave"
+            )
+            Refused.told = Refused.told or str(refused)
+            raise RuntimeError(str(refused))  # the child's request gets an answer
+        return asyncrun.run_nested(target)
+    if op == "fields":
+        most = min(args, fieldsof.MOST) if type(args) is int else 1
+        return fieldsof.fields_of(target, most, lambda o: _plain(o, test_module))
+    if op == "setattrs":
+        if type(args) is not list:
+            raise TypeError("malformed setattrs")
+        for item in args:
+            if type(item) is not list or len(item) != 3:
+                raise TypeError("malformed setattrs")
+            perform(item[0], "setattr", item[1:], test_module)
+        return None
     if op in _UNARY:
         return _UNARY[op](target)
     if op == "getitem":
@@ -50,6 +79,40 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
         setattr(target, args[0], args[1])
         return None
     raise TypeError(f"operation {op!r} is not available on the test's objects")
+
+
+def _plain(obj: Any, test_module: str) -> bool:
+    """An instance of a class of the test's whose fields are read and
+    written by Python's own attribute access (none of the test's code)."""
+    return (
+        _owned(obj, test_module)
+        and fieldsof.plain(obj)
+        and type(obj).__setattr__ is object.__setattr__  # type: ignore[comparison-overlap]
+    )
+
+
+def _readable(target: Any, name: str, test_module: str) -> bool:
+    """May the candidate read ``name`` of the test's object? A public
+    attribute of an instance (or class) of the test's own, of a standard
+    stream, match or temporary file (``io.StringIO``, ``re.Match``), and of
+    a ``unittest.mock`` object other than the mock's own interface
+    (``return_value``, ``assert_called_with``, ``reset_mock``...): the test's
+    code answers what the candidate reads (a ``MagicMock``'s child mocks,
+    ``now()`` of a patched ``datetime.datetime``)."""
+    if name.startswith("_"):
+        return False
+    if _owned(target, test_module):
+        return True
+    cls = type(target)
+    if cls.__module__ in _STANDARD_MODULES:
+        return True
+    mock = sys.modules.get("unittest.mock")
+    return mock is not None and isinstance(target, mock.NonCallableMock) and not hasattr(cls, name)
+
+
+_STANDARD_MODULES = frozenset({"_io", "io", "re", "tempfile", "_csv"})
+"""Modules whose objects the test may hand the candidate to read and use
+(a stream to write to, a match, a temporary file, a CSV writer)."""
 
 
 def _owned(target: Any, test_module: str) -> bool:

@@ -67,9 +67,16 @@ def _reason(exc: BaseException) -> str:
         text = str(exc)
     except BaseException:
         return name[:500]
+    # A traceback the test formats into its message names the engine's own
+    # files by where the package lives on this host: by package path instead.
+    text = text.replace(_HOME, "aioeval/sandbox/")
     if isinstance(exc, CandidateError | CandidateExit | CandidateGone | handles.Refused):
         return text[:500]
     return (f"{name}: {text}" if text else name)[:500]
+
+
+_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + "/"
+"""Where the sandbox package lives (its files' paths in tracebacks)."""
 
 
 def _failure(exc: BaseException, changed: list[str]) -> str:
@@ -78,6 +85,12 @@ def _failure(exc: BaseException, changed: list[str]) -> str:
     changed state that stays in its own process (`unshared`), that is named
     before the exception."""
     reason = _reason(exc)
+    told = handles.Refused.told
+    if told is not None and not isinstance(exc, handles.Refused):
+        return f"{told} (then {reason})"[:500]
+    theirs = unshared.candidate_file(exc)
+    if theirs is not None:
+        return f"{theirs} (then {reason})"[:500]
     first = handles.Refused.first
     if first is not None and not isinstance(exc, handles.Refused):
         return f"{first} (then {reason})"[:500]
@@ -154,8 +167,9 @@ class Verifier:
             answers.MAP: answers.answers,
         }
         random.setstate(self.random_state)
-        state = world.World()  # before the test runs: what it changes is handed over
-        self.unshared = unshared.Unshared()
+        # Before the test runs: what it changes is handed over.
+        state = world.World(code.attributes, code.names)
+        self.unshared = unshared.Unshared(state.assigned.names())
         try:
             if code.prelude is not None:
                 exec(code.prelude, scope)
@@ -205,6 +219,8 @@ class Verifier:
             raise
         except BaseException as exc:  # the child died, exited or refused a read
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
+        if talk.world is not None:
+            talk.world.assigned.watch_globals(scope, sorted(code.globals))
         random.setstate(self.random_state)
         talk.random_state = random.getstate()
         talk.seeds, talk.uses = testrandom.seedings()
@@ -272,7 +288,8 @@ class Verifier:
         except BaseException as exc:
             timers.disarm()  # the verdict is in: no late CPU signal inside _reason
             return result("failed", _failure(exc, self.unshared.changed()))
-        return result("passed")
+        told = handles.Refused.told
+        return result("passed") if told is None else result("failed", told[:500])
 
 
 def _twins(prelude_code: CodeType | None, prelude: dict[str, Any]) -> dict[str, type]:

@@ -125,13 +125,24 @@ def state(v: object) -> dict[str, object]:
     return out
 
 
-def exception_tree(exc: BaseException, codec: wire.Codec) -> object:
+MAX_CAUSES = 8
+"""Links of an exception's ``__cause__`` chain that cross with it."""
+
+
+def exception_tree(exc: BaseException, codec: wire.Codec, depth: int = 0) -> object:
+    """``["e", type, base, class, args, attributes, text, cause]``: the
+    cause (``raise ... from``) is an exception's tree too, or None."""
     t = _type(exc)
     try:
         args = codec.encode(exc.args)
     except _BaseException:
         args = ["t", [reason(exc)]]
     extra = exception_extra(exc, codec)
+    cause: Any = _getattr(exc, "__cause__", None)
+    if _isinstance(cause, _BaseException) and depth < MAX_CAUSES:
+        extra.append(exception_tree(cause, codec, depth + 1))
+    else:
+        extra.append(None)
     if _getattr(builtins, t.__name__, None) is t:
         return ["e", t.__name__, "", None, args, *extra]
     try:

@@ -62,9 +62,10 @@ def snapshot() -> list[tuple[str, str, Any]]:
     return out
 
 
-def apply(items: Any, decode: Any) -> None:
+def apply(items: Any, decode: Any, scope: dict[str, Any] | None = None) -> None:
     """In the child: the test's patches, ``[module, attribute, value tree]``
-    each; an attribute no longer patched gets back what it held."""
+    each (module "": a global of the program's, in ``scope``); an attribute
+    no longer patched gets back what it held."""
     wanted: dict[tuple[str, str], Any] = {}
     if type(items) is list:
         for item in items[:MAX_PATCHES]:
@@ -73,8 +74,9 @@ def apply(items: Any, decode: Any) -> None:
                     wanted[(item[0], item[1])] = decode(item[2])
                 except Exception:
                     continue
+    own = _Scope(scope if scope is not None else {})
     for key in [k for k in _ORIGINALS if k not in wanted]:
-        module = sys.modules.get(key[0])
+        module = own if key[0] == "" else sys.modules.get(key[0])
         original = _ORIGINALS.pop(key)
         if module is not None:
             if original is _MISSING:
@@ -83,11 +85,30 @@ def apply(items: Any, decode: Any) -> None:
                 _quietly(setattr, module, key[1], original)
     for (module_name, attribute), value in wanted.items():
         try:
-            module = importlib.import_module(module_name)
+            module = own if module_name == "" else importlib.import_module(module_name)
         except Exception:
             continue
         _ORIGINALS.setdefault((module_name, attribute), getattr(module, attribute, _MISSING))
         _quietly(setattr, module, attribute, value)
+
+
+class _Scope:
+    """The program's globals, used as a module's attributes."""
+
+    def __init__(self, scope: dict[str, Any]) -> None:
+        object.__setattr__(self, "_scope", scope)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._scope[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._scope[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        self._scope.pop(name, None)
 
 
 def _quietly(fn: Any, *args: Any) -> None:

@@ -9,6 +9,7 @@ import builtins
 import datetime
 import ipaddress
 import pathlib
+import re
 import sys
 import uuid
 import zoneinfo
@@ -103,10 +104,21 @@ BY_TEXT: dict[str, type] = {
 """Standard value types that are their text: rebuilt from ``str()`` by
 their own constructor (a path, a UUID, an IP address or network)."""
 _TEXT_NAMES = {t: name for name, t in BY_TEXT.items()}
-STANDARD = frozenset({*TIMES, zoneinfo.ZoneInfo, *BY_TEXT.values()})
-STANDARD_KINDS = frozenset({"timedelta", "timezone", "date", "time", "datetime", "zone", "text"})
+_Pattern = re.Pattern
+STANDARD = frozenset({*TIMES, zoneinfo.ZoneInfo, *BY_TEXT.values(), slice, _Pattern})
+STANDARD_KINDS = frozenset(
+    {"timedelta", "timezone", "date", "time", "datetime", "zone", "text", "slice", "regex"}
+)
 MAX_TEXT = 4096
 """Characters of a path (and of a zone's key)."""
+MAX_PATTERN = 100_000
+"""Characters (or bytes) of a compiled regular expression's pattern."""
+_compile = re.compile
+_slice = slice
+_datetime, _date, _time = datetime.datetime, datetime.date, datetime.time
+_timedelta, _timezone = datetime.timedelta, datetime.timezone
+"""Bound at import: a test that patches ``datetime.datetime`` with
+``unittest.mock`` replaces the module's attribute, not these."""
 
 
 def standard_tree(v: Any, t: type, codec: Any, depth: int) -> object | None:
@@ -116,12 +128,22 @@ def standard_tree(v: Any, t: type, codec: Any, depth: int) -> object | None:
         return ["x", "text", name, codec.encode(str(v), depth + 1)]
     if t is zoneinfo.ZoneInfo:
         return _zone_tree(v)
+    if t is _slice:
+        return ["x", "slice", *(codec.encode(x, depth + 1) for x in (v.start, v.stop, v.step))]
+    if t is _Pattern:
+        if _len(v.pattern) > MAX_PATTERN:
+            return None
+        return ["x", "regex", v.pattern, v.flags]
     return time_tree(v, t, codec, depth)
 
 
 def standard_value(t: list[Any], codec: Any, depth: int) -> Any:
     if t[1] == "zone":
         return _zone(t)
+    if t[1] == "slice" and _len(t) == 5:
+        return _slice(*(codec.decode(x, depth + 1) for x in t[2:]))
+    if t[1] == "regex":
+        return _regex(t)
     if t[1] != "text":
         return time_value(t)
     if _len(t) != 4 or _type(t[2]) is not str or t[2] not in BY_TEXT:
@@ -133,6 +155,19 @@ def standard_value(t: list[Any], codec: Any, depth: int) -> Any:
         return BY_TEXT[t[2]](text)
     except (ValueError, TypeError):
         raise NotData(f"malformed {t[2]}") from None
+
+
+def _regex(t: list[Any]) -> Any:
+    """A compiled pattern, compiled again from its pattern and flags (the
+    ones ``re`` sets itself, ``re.UNICODE`` for a str, included)."""
+    if _len(t) != 4 or _type(t[2]) not in (str, bytes) or _type(t[3]) is not int:
+        raise NotData("malformed regular expression")
+    if _len(t[2]) > MAX_PATTERN:
+        raise NotData("regular expression too long")
+    try:
+        return _compile(t[2], t[3])
+    except (re.error, ValueError, TypeError, OverflowError, RecursionError):
+        raise NotData("malformed regular expression") from None
 
 
 def _zone_tree(tz: Any) -> object | None:
@@ -155,25 +190,25 @@ def time_tree(v: Any, t: type, codec: Any, depth: int) -> object | None:
     """A datetime value as plain numbers (its tzinfo a fixed-offset
     ``timezone``, an IANA zone or none; any other tzinfo stays an object
     of its side's)."""
-    if t is datetime.timedelta:
+    if t is _timedelta:
         return ["x", "timedelta", v.days, v.seconds, v.microseconds]
-    if t is datetime.timezone:
+    if t is _timezone:
         args = v.__getinitargs__()
         name = args[1] if _len(args) > 1 else None
-        return ["x", "timezone", time_tree(args[0], datetime.timedelta, codec, depth), name]
-    if t is datetime.date:
+        return ["x", "timezone", time_tree(args[0], _timedelta, codec, depth), name]
+    if t is _date:
         return ["x", "date", v.year, v.month, v.day]
     tz = v.tzinfo
     if _type(tz) is zoneinfo.ZoneInfo:
         zone = _zone_tree(tz)
         if zone is None:
             return None
-    elif tz is not None and _type(tz) is not datetime.timezone:
+    elif tz is not None and _type(tz) is not _timezone:
         return None
     else:
-        zone = None if tz is None else time_tree(tz, datetime.timezone, codec, depth)
+        zone = None if tz is None else time_tree(tz, _timezone, codec, depth)
     clock = [v.hour, v.minute, v.second, v.microsecond, zone, v.fold]
-    if t is datetime.time:
+    if t is _time:
         return ["x", "time", *clock]
     return ["x", "datetime", v.year, v.month, v.day, *clock]
 
@@ -193,23 +228,23 @@ def time_value(t: Any, want: str | None = None) -> Any:
         if kind == "timezone":
             offset, name = time_value(fields[0], "timedelta"), fields[1]
             if name is None:
-                return datetime.timezone(offset)
+                return _timezone(offset)
             if _type(name) is not str:
                 raise NotData("malformed timezone")
-            return datetime.timezone(offset, name)
+            return _timezone(offset, name)
         if kind in ("time", "datetime"):
             numbers, zone, fold = fields[:-2], fields[-2], fields[-1]
             tz = None if zone is None else _zone(zone)
             if not all(_type(x) is int for x in [*numbers, fold]):
                 raise NotData(f"malformed {kind}")
             if kind == "time":
-                return datetime.time(*numbers, tzinfo=tz, fold=fold)  # type: ignore[misc]
-            return datetime.datetime(*numbers, tzinfo=tz, fold=fold)  # type: ignore[misc]
+                return _time(*numbers, tzinfo=tz, fold=fold)  # type: ignore[misc]
+            return _datetime(*numbers, tzinfo=tz, fold=fold)  # type: ignore[misc]
         if not all(_type(x) is int for x in fields):
             raise NotData(f"malformed {kind}")
         if kind == "date":
-            return datetime.date(*fields)
-        return datetime.timedelta(days=fields[0], seconds=fields[1], microseconds=fields[2])
+            return _date(*fields)
+        return _timedelta(days=fields[0], seconds=fields[1], microseconds=fields[2])
     except (ValueError, TypeError, OverflowError):
         raise NotData(f"malformed {kind}") from None
 

@@ -4,16 +4,16 @@ the candidate's process never sees it (docs/strict-scoring.md lists it).
 Read before the test runs and again when its check fails, so that a test
 that relied on such a change fails with a reason that names it, not with
 a bare ``AssertionError``. Reading is cheap (a shallow look at the
-builtins, the working directory, the umask, the standard input, the time
-zone and the socket timeout) and runs no code of the test's.
+builtins and the working directory) and runs no code of the test's. A
+working directory inside the shared one is handed to the candidate's
+process (`world`), so it is not named.
 """
 
 from __future__ import annotations
 
 import builtins
+import errno
 import os
-import sys
-import time
 from typing import Any
 
 
@@ -23,22 +23,16 @@ def _read() -> dict[str, Any]:
         out["the working directory"] = os.getcwd()
     except OSError:
         out["the working directory"] = None
-    mask = os.umask(0o022)
-    os.umask(mask)
-    out["the umask"] = mask
-    out["sys.stdin"] = id(sys.stdin)
-    out["the time zone (time.tzset)"] = time.tzname
-    sock = sys.modules.get("socket")
-    if sock is not None:
-        out["the socket default timeout"] = sock.getdefaulttimeout()
     return out
 
 
 class Unshared:
     """The readings at the start of a check."""
 
-    def __init__(self) -> None:
+    def __init__(self, handed: set[str] | None = None) -> None:
         self.start = _read()
+        self.handed = handed or set()
+        """Names whose changes the candidate's process is handed (`assigned`)."""
 
     def changed(self) -> list[str]:
         """What the test changed since the start, by name."""
@@ -46,6 +40,36 @@ class Unshared:
         return [
             k
             for k, v in now.items()
-            if (k in self.start and self.start[k] != v)
+            if (k in self.start and self.start[k] != v and not self._handed(k, v))
             or (k not in self.start and k.startswith("builtins."))
         ]
+
+    def _handed(self, key: str, value: Any) -> bool:
+        """A name the candidate's process is handed, or a working directory
+        inside the shared one, which it is handed too (`world`)."""
+        start = self.start.get(key)
+        return key in self.handed or (
+            key == "the working directory"
+            and type(start) is str
+            and type(value) is str
+            and value.startswith(start.rstrip("/") + "/")
+        )
+
+
+def candidate_file(exc: BaseException) -> str | None:
+    """The reason for a test's ``PermissionError`` on a file the candidate
+    made in the shared directory (removing or renaming it, which the kernel
+    refuses another user in a sticky directory), else None."""
+    name = getattr(exc, "filename", None)
+    if not isinstance(exc, PermissionError) or exc.errno != errno.EPERM or type(name) is not str:
+        return None
+    try:
+        owner = os.lstat(name).st_uid
+    except OSError:
+        return None
+    if owner == os.getuid():
+        return None
+    return (
+        f"strict scoring: the test may not remove or rename {name[-200:]}, a file the "
+        "candidate's process made (in one program it is the test's own)"
+    )

@@ -1,7 +1,11 @@
 """The test's process state that the candidate's code reads, handed to the
 child before a request whenever the test changed it (the ``world`` op):
-the environment variables the test set or removed since the check began,
-the ``decimal`` context, the int digit limit and the recursion limit.
+the environment variables the test set or removed since the check began
+(with ``TZ``, the child's ``time.tzset()``), the ``decimal`` context, the
+int digit limit, the recursion limit, its loggers' levels, the working
+directory, the warning filters (`warntap`), the umask, the socket default
+timeout, its ``unittest.mock`` patches (`patches`) and the names it
+assigns (`assigned`).
 
 Only this way, as with ``random``: what the candidate's code changes stays
 in its process. The verifier reads the state before each request; a read
@@ -12,10 +16,11 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
-from . import logtap, patches
+from . import assigned, logtap, patches, warntap
 
 _DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
 REF = -2
@@ -49,29 +54,50 @@ def prepare() -> None:
 
 
 class World:
-    """The verifier's view: what it last handed to the child."""
+    """The verifier's view: what it last handed to the child. ``attributes``:
+    the attribute names the test's code assigns (`assigned`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, attributes: set[str] | None = None, names: set[str] | None = None) -> None:
+        self.assigned = assigned.Assigned(attributes or set())
+        used = _SETTERS.keys() if names is None else names & _SETTERS.keys()
+        self.readers = tuple(_SETTERS[n] for n in sorted(used))
+        """Reads of the state only a call the test's code names can change
+        (``os.chdir``, ``os.umask``, ``socket.setdefaulttimeout``): a
+        system call each, made on every request only where it may matter."""
         self.env = self.start_env = _environ()
         self.handed: dict[bytes, bytes] = {}
         """The variables last handed over as set (to unset them again)."""
-        now = _values()
+        now = self._values()
         self.values = self.start = (_decimal(fresh=True), _DIGITS, *now[2:])
         """What the child starts with (the interpreter's own decimal
         context and digit limit, whatever an earlier test left here)."""
         patches.watch()
         self.patched: list[tuple[str, str, int]] = []
         """The test's patches as last handed over (by the value's identity)."""
+        self.start_cwd = _cwd() or ""
+        """The shared directory the check starts in."""
         self.touched: set[int] = set()
         """Which of `_values` were handed over once (then always are: the
         child keeps what it was last told)."""
+
+    def sync(self, put: Any) -> None:
+        """The state is what the child has (it handed it back: `mirror`):
+        nothing to hand over again, and the variables it set are the child's
+        to unset when the test removes them."""
+        self.env, self.values = _environ(), self._values()
+        if type(put) is dict:
+            self.handed.update({str(k).encode("utf-8", "surrogateescape"): b"" for k in put})
+
+    def _values(self) -> tuple[Any, ...]:
+        return _values(self.readers)
 
     def changes(self, encode: Callable[[Any], Any]) -> list[Any] | None:
         """The state to hand over, if the test changed it since it was last
         handed over (or since the check began), else None; a patch's value
         is encoded with ``encode`` (the session's codec)."""
-        values = _values()
-        patched = patches.snapshot() if patches.ACTIVE or self.patched else []
+        values = self._values()
+        patched = patches.snapshot() if patches.ACTIVE else []
+        patched += self.assigned.changed()
         ids = [(m, a, id(v)) for m, a, v in patched]
         if _ENV_DATA == self.env and values == self.values and ids == self.patched:
             return None
@@ -90,25 +116,57 @@ _DIGITS = sys.flags.int_max_str_digits if sys.flags.int_max_str_digits >= 0 else
 """The interpreter's default int digit limit."""
 
 
-def _values() -> tuple[Any, ...]:
+def _values(readers: tuple[Callable[[], Any], ...]) -> tuple[Any, ...]:
     """The decimal context, the int digit limit, the recursion limit, the
-    levels of the test's loggers."""
+    levels of the test's loggers, the warning filters, and the working
+    directory, the umask and the socket default timeout where ``readers``
+    reads them (else None)."""
     dec = _decimal() if "decimal" in sys.modules else None
-    return dec, sys.get_int_max_str_digits(), sys.getrecursionlimit(), logtap.levels()
+    limits = sys.get_int_max_str_digits(), sys.getrecursionlimit()
+    rest = [r() if r in readers else None for r in (_cwd, _umask, _timeout)]
+    return dec, *limits, logtap.levels(), warntap.filters(), *rest
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _timeout() -> float | None:
+    sock = sys.modules.get("socket")
+    return None if sock is None else sock.getdefaulttimeout()  # type: ignore[no-any-return]
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the test removed it
+        return None
 
 
 def _text(raw: bytes) -> str:
     return raw[:MAX_ENV].decode("utf-8", "surrogateescape")
 
 
-def apply(tree: Any, decode: Callable[[Any], Any]) -> None:
+def apply(tree: Any, decode: Callable[[Any], Any], scope: dict[str, Any]) -> None:
     """In the child: take the test's state (a malformed part is skipped:
     the tree comes from the trusted verifier, and a bad value only leaves
-    the child's own state as it was)."""
-    if type(tree) is not list or len(tree) != 7:
+    the child's own state as it was); ``scope``: the program's globals."""
+    if type(tree) is not list or len(tree) != 11:
         return
-    put, gone, dec, digits, recursion, levels, patched = tree
-    patches.apply(patched, decode)
+    put, gone, dec, digits, recursion, levels, caught, cwd, mask, timeout, patched = tree
+    patches.apply(patched, decode, scope)
+    if type(mask) is int and 0 <= mask <= 0o777:
+        os.umask(mask)
+    if type(timeout) is float and timeout >= 0:
+        import socket  # only when the test set a timeout
+
+        _quietly(socket.setdefaulttimeout, timeout)
+    if caught is not None:
+        warntap.set_filters(caught)
+    if type(cwd) is str:  # the shared directory, or one the test made in it
+        _quietly(os.chdir, cwd)
     if levels is not None:
         logtap.set_levels([list(item) for item in levels if type(item) in (list, tuple)])
     if type(put) is dict:
@@ -119,6 +177,8 @@ def apply(tree: Any, decode: Callable[[Any], Any]) -> None:
         for key in gone:
             if type(key) is str:
                 os.environ.pop(key, None)
+    if (type(put) is dict and "TZ" in put) or (type(gone) is list and "TZ" in gone):
+        time.tzset()  # the test's time.tzset() after it set TZ
     if type(dec) is list and len(dec) == len(_DECIMAL_FIELDS) + 1:
         _set_decimal(dec)
     if type(digits) is int:
@@ -144,3 +204,20 @@ def _quietly(fn: Any, *args: Any) -> None:
         fn(*args)
     except (ValueError, TypeError, OverflowError, OSError, RuntimeError):
         pass
+
+
+_SETTERS: dict[str, Callable[[], Any]] = {
+    "chdir": _cwd,
+    "fchdir": _cwd,
+    "umask": _umask,
+    "setdefaulttimeout": _timeout,
+}
+"""The names a test's code calls to change what each reader reads."""
+
+
+def decimal_fields() -> list[Any] | None:
+    """The decimal context as plain fields, if this process imported decimal."""
+    return _decimal() if "decimal" in sys.modules else None
+
+
+quietly = _quietly

@@ -1,0 +1,77 @@
+"""The data attributes of an object and of the objects it reaches, for
+the other side's cache of them (`process.fields` in the child for the
+test's objects, `strict.session` in the verifier for the candidate's).
+
+A walk through a linked structure reads one attribute per step; asked one
+at a time, each read is a round trip between the two processes. So the
+first read of an object brings its fields and those of the objects it
+reaches through them, breadth first: the public instance attributes that
+hold no callable and that its class does not define (no property or
+method runs to read them). Binds the builtins it uses at import: it runs
+in the candidate's child too.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from typing import Any
+
+_type = type
+_id = id
+_len = len
+_getattr = getattr
+_hasattr = hasattr
+_callable = callable
+_isinstance = isinstance
+_str = str
+_dict = dict
+_deque = collections.deque
+_object_getattribute = object.__getattribute__
+MOST = 4096
+"""Objects one answer gives the fields of at most."""
+FIRST = 16
+"""Objects the first request after the other side's code ran asks for;
+each next one asks for twice as many (up to `MOST`), so what is fetched
+stays within twice what is read."""
+
+
+def plain(obj: Any) -> bool:
+    """Does reading ``obj``'s instance attributes run none of its class's
+    code (an instance with a ``__dict__``, Python's own attribute lookup)?"""
+    cls: Any = _type(obj)
+    return (
+        not _isinstance(obj, type)
+        and cls.__getattribute__ is _object_getattribute
+        and not _hasattr(cls, "__getattr__")
+        and _type(_getattr(obj, "__dict__", None)) is _dict
+    )
+
+
+def fields_of(target: Any, most: int, ok: Callable[[Any], bool]) -> list[list[Any]] | None:
+    """``[[object, {name: value}], ...]``: ``target``'s fields and those of
+    the objects ``ok`` accepts that it reaches through them, ``most``
+    objects in all; None if ``ok`` does not accept ``target``."""
+    out: list[list[Any]] = []
+    seen, todo = {_id(target)}, _deque([target])
+    while todo and _len(out) < most:
+        obj = todo.popleft()
+        if not ok(obj):
+            if obj is target:
+                return None
+            continue
+        cls = _type(obj)
+        found = {
+            k: v
+            for k, v in obj.__dict__.items()
+            if _type(k) is _str
+            and not k.startswith("_")
+            and not _callable(v)
+            and not _hasattr(cls, k)
+        }
+        out.append([obj, found])
+        for v in found.values():
+            if _id(v) not in seen and _hasattr(v, "__dict__"):
+                seen.add(_id(v))
+                todo.append(v)
+    return out

@@ -1,0 +1,106 @@
+"""What the candidate's code does to its process state, handed back to the
+test's: the mirror of `world`.
+
+In one program a candidate that sets an environment variable, moves to
+another directory, changes the ``decimal`` context, the recursion limit,
+the int digit limit or the umask leaves that change to the test's code
+that runs next (a test that checks the caller's state is unchanged sees
+it). In the child, a `Mirror` reads that state before each message that
+lets the test's code run again (an answer, a call of the test's
+function) and, where it changed since the two sides last agreed, sends it
+first (the ``world`` op, to the verifier); `take` applies it there,
+bounded and validated, and never weaker than the check's own guards: a
+umask that would leave the test's files writable to the candidate is not
+taken, and the check fails with a reason that says so.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from . import world
+
+MAX_RECURSION = 100_000
+"""The most recursion limit the verifier takes from the candidate."""
+GUARD_MASK = 0o022
+"""Bits the verifier's umask always keeps (its files stay unwritable to
+the candidate's user)."""
+_ENV: dict[bytes, bytes] = getattr(os.environ, "_data", {})
+_type = type
+_len = len
+
+
+def snap() -> tuple[Any, ...]:
+    """The state one side's code can change that the other reads."""
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:
+        cwd = None
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return (
+        dict(_ENV),
+        cwd,
+        world.decimal_fields(),
+        sys.getrecursionlimit(),
+        sys.get_int_max_str_digits(),
+        mask,
+    )
+
+
+class Mirror:
+    """In the child: the state both sides last agreed on."""
+
+    def __init__(self) -> None:
+        self.start = self.agreed = snap()
+
+    def agree(self) -> None:
+        """After the verifier's own state was taken (`world.apply`)."""
+        self.agreed = snap()
+
+    def report(self) -> list[Any] | None:
+        """The state to hand back, if the candidate's code changed it."""
+        now = snap()
+        if now == self.agreed:
+            return None
+        self.agreed = now
+        env, start = now[0], self.start[0]
+        put = {_text(k): _text(v) for k, v in env.items() if start.get(k) != v}
+        gone = [_text(k) for k in start if k not in env]
+        return [put, gone, *now[1:]]
+
+
+def _same(tree: Any) -> Any:
+    return tree
+
+
+def _text(raw: bytes) -> str:
+    return raw[: world.MAX_ENV].decode("utf-8", "surrogateescape")
+
+
+def take(tree: Any, shared: str, refuse: Callable[[str], None]) -> None:
+    """In the verifier: the candidate's state (``shared``: the check's
+    shared directory, the only one it may move the test to)."""
+    if _type(tree) is not list or _len(tree) != 7:
+        return
+    put, gone, cwd, dec, recursion, digits, mask = tree
+    if _type(put) is dict and _len(put) > world.MAX_ENV:
+        put = dict(list(put.items())[: world.MAX_ENV])
+    if _type(gone) is list:
+        gone = gone[: world.MAX_ENV]
+    world.apply([put, gone, dec, digits, None, None, None, None, None, None, []], _same, {})
+    if _type(cwd) is str and (cwd == shared or cwd.startswith(shared.rstrip("/") + "/")):
+        world.quietly(os.chdir, cwd)
+    if _type(recursion) is int and recursion > 0:
+        world.quietly(sys.setrecursionlimit, min(recursion, MAX_RECURSION))
+    if _type(mask) is int and 0 <= mask <= 0o777:
+        os.umask(mask | GUARD_MASK)
+        if mask & GUARD_MASK != GUARD_MASK:
+            refuse(
+                f"strict scoring: the candidate's code set the umask to {mask:#o}, which the "
+                f"test's process keeps at least {GUARD_MASK:#o} (its files are not the "
+                "candidate's to change)"
+            )

@@ -1,0 +1,113 @@
+"""Warnings the candidate's code issues, handed to the test's ``warnings``.
+
+The test's warning filters reach the child with its process state
+(`world`): `filters` reads them in the verifier (their categories by
+builtin name, message patterns as text; a filter on a category of the
+test's own is left out), `set_filters` puts them in place in the child, so
+a warning the test makes an error raises there, in the candidate's code,
+and one it ignores is dropped. In the child, `tap` keeps each warning that
+would be shown as a record beside the log records (`logtap`); in the
+verifier, `issue` warns it again under the test's filters, attributed to
+the program (module ``__main__``, as in one program), so
+``warnings.catch_warnings(record=True)`` and ``assertWarns`` see it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import warnings
+from typing import Any
+
+MARK = "\x00warning"
+"""The name a warning's record carries among the log records."""
+MAX_FILTERS = 256
+_type = type
+_str = str
+_len = len
+_key: tuple[int, int, int] | None = None
+_read: list[list[Any]] | None = None
+
+
+def filters() -> list[list[Any]] | None:
+    """In the verifier: the test's warning filters as plain fields
+    (``[action, message pattern, category name, lineno]``; read again only
+    when the list changed)."""
+    global _key, _read
+    now = warnings.filters
+    key = (id(now), len(now), id(now[0]) if now else 0)
+    if key != _key:
+        _key, _read = key, _plain(now)
+    return _read
+
+
+def _plain(items: Any) -> list[list[Any]]:
+    out = []
+    for item in items[:MAX_FILTERS]:
+        action, message, category, lineno = item[0], item[1], item[2], item[4]
+        name = str(category.__name__)
+        if getattr(builtins, name, None) is not category:
+            continue
+        pattern = message.pattern if isinstance(message, re.Pattern) else None
+        out.append([action, pattern, name, lineno])
+    return out
+
+
+def set_filters(items: Any) -> None:
+    """In the child: the test's filters in place of its own (a malformed
+    one is skipped)."""
+    if _type(items) is not list:
+        return
+    made = []
+    for item in items[:MAX_FILTERS]:
+        if _type(item) is not list or _len(item) != 4:
+            continue
+        action, pattern, name, lineno = item
+        category = getattr(builtins, name, None) if _type(name) is str else None
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            continue
+        if action not in ("error", "ignore", "always", "default", "module", "once"):
+            continue
+        try:
+            message = re.compile(pattern, re.I) if _type(pattern) is str else None
+        except re.error:
+            continue
+        made.append((action, message, category, None, lineno if _type(lineno) is int else 0))
+    warnings.filters[:] = made  # type: ignore[index]
+    warnings._filters_mutated()  # type: ignore[attr-defined]
+
+
+def tap(keeper: Any, limit: int) -> None:
+    """In the child: keep each warning that would be shown among
+    ``keeper.records`` (the log records, at most ``limit``), for the next
+    message to the verifier."""
+
+    def show(message: Any, category: Any, filename: Any, lineno: Any, *rest: Any) -> None:
+        try:
+            if _len(keeper.records) >= limit:
+                return
+            found: Any = getattr(builtins, _str(category.__name__), None)
+            if found is not category:  # a class of the program's: its builtin base
+                found = next(
+                    c for c in category.__mro__ if getattr(builtins, c.__name__, None) is c
+                )
+            line = lineno if _type(lineno) is int else 0
+            keeper.records.append([MARK, 0, _str(message)[:10_000], found.__name__, line, None])
+        except Exception:
+            pass
+
+    warnings.showwarning = show  # type: ignore[assignment]
+
+
+def issue(text: str, name: Any, lineno: Any) -> None:
+    """In the verifier: the child's warning, warned again under the test's
+    filters (an error there is dropped: the child raised it already)."""
+    category = getattr(builtins, name, None) if _type(name) is str else None
+    if not (isinstance(category, type) and issubclass(category, Warning)):
+        category = UserWarning
+    try:
+        warnings.warn_explicit(
+            text, category, "<candidate>", lineno if _type(lineno) is int else 0, "__main__"
+        )
+    except Exception:
+        pass
