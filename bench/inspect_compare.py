@@ -6,7 +6,8 @@ completion each, generation only, against the fake OpenAI server
 inspect_ai runs from another interpreter (``--inspect-python``, with the
 ``inspect-ai`` and ``openai`` packages installed), as a user runs it: the
 ``inspect eval`` CLI on a task file written to a temporary directory (the
-shape's prompts as user messages, the ``generate()`` solver, no scorer), model
+shape's prompts as the very chat messages aioeval sends (the suite's system
+and user message), the ``generate()`` solver, no scorer), model
 ``openai/fake-model``, ``--model-base-url`` at the fake, a dummy
 ``OPENAI_API_KEY``, its retry settings left at their defaults. Its
 proxy variables point at a closed port on 127.0.0.1 (``NO_PROXY`` the fake),
@@ -24,7 +25,7 @@ cap on requests in flight (``--max-connections``: inspect's
 Every figure is counted at the server: ``wall_s`` from the first
 request to the last answer (neither side's start-up), ``n_429`` and
 ``share_429`` 429s (over generation requests), ``tokens`` the usage
-reported (each side words its prompts its own way), ``share_left`` the rate
+reported (the same messages on both sides), ``share_left`` the rate
 achieved over what the shape allows (``rate_shapes``' ratio: on a shared key,
 the rate less what the other client took), ``unanswered`` prompts the
 server never answered and ``aborted`` requests let through whose answer was
@@ -50,9 +51,9 @@ from typing import Any
 
 import anyio
 
-from aioeval.config import decode_config
+from aioeval.config import Params, decode_config
 from aioeval.run.evaluate import RunSpec, evaluate
-from aioeval.suites.human_eval.suite import load_problems
+from aioeval.suites.human_eval.suite import HumanEval, load_problems
 from aioeval.testing.executors import ScriptedExecutor
 from aioeval.testing.fake_openai import Answerer, FakeConfig, FakeOpenAI, human_eval_answers
 
@@ -235,7 +236,8 @@ async def compare(args: argparse.Namespace, name: str, versions: str) -> dict[st
 async def main(args: argparse.Namespace) -> None:
     args.work = Path(tempfile.mkdtemp(prefix="aioeval-bench-inspect-"))
     dataset = args.work / "prompts.jsonl"
-    rows = [{"id": p.id, "input": p.fields["prompt"]} for p in PROBLEMS]
+    suite = HumanEval(Params())
+    rows = [{"id": p.id, "input": suite.prompt(p).messages} for p in PROBLEMS]
     dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     (args.work / "task.py").write_text(TASK.format(dataset=str(dataset)))
     versions = inspect_version(args.inspect_python)

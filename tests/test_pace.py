@@ -33,9 +33,9 @@ def test_bucket_refills_continuously_and_allows_debt() -> None:
     assert b.wait_s(10, 0.5) == pytest.approx(1.5)
     b.take(10, 2.0)
     assert b.level == pytest.approx(-6.0)
-    b.give(5, 2.0)
+    b.take(-5, 2.0)
     assert b.level == pytest.approx(-1.0)
-    b.give(100, 2.0)
+    b.take(-100, 2.0)
     assert b.level == 4.0  # never above capacity
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aioeval.generation.ratelimit._hints import Budget, RateHeaders
+from aioeval.generation.ratehints import Budget, RateHeaders
 from aioeval.generation.ratelimit._parallel import ParallelCap
 
 

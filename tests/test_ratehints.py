@@ -7,15 +7,14 @@ import email.utils
 import pytest
 from multidict import CIMultiDict
 
-from aioeval.generation.ratelimit._hints import (
+from aioeval.generation.ratehints import (
     Budget,
     RateHeaders,
-    exhausted_reset_s,
     parse_duration,
     parse_retry_after,
-    pause_for,
     read_headers,
 )
+from aioeval.generation.ratelimit._hints import exhausted_reset_s, pause_for
 
 NOW = 1_700_000_000.0
 

@@ -20,8 +20,8 @@ import pytest
 from multidict import CIMultiDict
 
 from aioeval.config import RetryConfig
+from aioeval.generation.ratehints import Budget, RateHeaders
 from aioeval.generation.ratelimit import read_headers
-from aioeval.generation.ratelimit._hints import Budget, RateHeaders
 from aioeval.generation.ratelimit._limiter import (
     HEADERS_WAIT_S,
     PAUSE_MARGIN,

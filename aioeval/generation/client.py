@@ -36,7 +36,7 @@ from aioeval.types import Prompt
 from .codecs import Choice, Malformed, Usage, get_codec
 from .credentials import ApiKey
 from .netguard import GuardedResolver, UnsafeEndpointError
-from .ratelimit import RateHeaders, read_headers
+from .ratehints import RateHeaders, read_headers
 from .retry import Failure, RealClock, call_with_retry
 
 BYTES_PER_TOKEN = 64

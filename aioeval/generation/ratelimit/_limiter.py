@@ -17,8 +17,9 @@ from typing import Literal
 import anyio
 import msgspec
 
+from ..ratehints import RateHeaders
 from ..retry import Clock
-from ._hints import RateHeaders, pause_for
+from ._hints import pause_for
 from ._pace import HINT_MARGIN, Pace
 from ._parallel import ParallelCap
 from ._tokens import Ask, TokenBudget, TpmCounts

@@ -142,29 +142,27 @@ class Pace:
             self.due = max(self.due, now - SLACK * interval) + interval
         self.sent.append(now)
 
-    def _through(self, sent: list[float], at: float) -> float | None:
-        """Of ``sent`` (send times from the first on), those not refused, per second."""
-        if len(sent) < 2 or at - sent[0] < MIN_SPAN_S:
+    def _through(self, sent: list[float], begin: float, at: float) -> float | None:
+        """Of ``sent`` (send times in [begin, at)), those not refused, per
+        second since ``begin`` (None: a span too short to tell)."""
+        if at - begin < MIN_SPAN_S:
             return None
-        return (len(sent) - sum(sent[0] <= t < at for t in self.refused)) / (at - sent[0])
+        return (len(sent) - sum(begin <= t < at for t in self.refused)) / (at - begin)
 
     def accepted(self, at: float) -> float | None:
         """Requests per second accepted just before ``at``, over the last
         ACCEPTED_OF sends in the window (None: too few to tell): what was
         sent, not the pace, which concurrency may have kept from binding."""
         begin = max(at - WINDOW_S, self.resumed)
-        rate = self._through([t for t in self.sent if begin <= t < at][-ACCEPTED_OF:], at)
-        return rate or None
+        sent = [t for t in self.sent if begin <= t < at][-ACCEPTED_OF:]
+        return (self._through(sent, sent[0], at) or None) if len(sent) >= 2 else None
 
     def delivered(self, at: float) -> float | None:
         """Requests per second the endpoint let through from the last lowering
         (or the first send) to ``at``. The budget was empty at that refusal,
         so this is what the limit refilled less what other clients took."""
         begin = max(self.learner.since, self.sent[0] if self.sent else at)
-        if at - begin < MIN_SPAN_S:
-            return None
-        sent = sum(begin <= t < at for t in self.sent)
-        return (sent - sum(begin <= t < at for t in self.refused)) / (at - begin)
+        return self._through([t for t in self.sent if begin <= t < at], begin, at)
 
     def on_refused(self, sent_at: float, now: float) -> bool:
         """A rate 429; returns whether the pace was lowered."""

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 
-from ._hints import RateHeaders, exhausted_reset_s
+from ..ratehints import RateHeaders
+from ._hints import exhausted_reset_s
 
 PARALLEL_PROBE_AFTER = (4, 64)
 """Successes at the cap before one more in flight is tried: few while the

@@ -70,13 +70,9 @@ class Bucket:
         return 0.0 if self.level >= need else (need - self.level) / self.rate
 
     def take(self, amount: float, now: float) -> None:
+        """Take an amount (negative: give it back), never filling above capacity."""
         self.refill(now)
-        self.level -= amount
-
-    def give(self, amount: float, now: float) -> None:
-        """Return (or, negative, charge) an amount, never above capacity."""
-        self.refill(now)
-        self.level = min(self.capacity, self.level + amount)
+        self.level = min(self.capacity, self.level - amount)
 
 
 class TokenBudget:
@@ -133,7 +129,7 @@ class TokenBudget:
     def refused(self, cost: int, now: float) -> None:
         """A 429: the request was not charged."""
         if self.counts == "max_tokens":
-            self.bucket.give(cost, now)
+            self.bucket.take(-cost, now)
         else:
             self.held -= cost
 
