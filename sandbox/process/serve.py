@@ -31,6 +31,7 @@ import msgspec
 from .. import frames, protocol
 from ..values import described, logtap, plaincall, wire, world
 from . import childio
+from .proxy import Proxy
 
 _type = type
 _id = id
@@ -120,67 +121,6 @@ def _made_here(cls: type) -> bool:
         return False
     home = sys.modules.get(module)
     return _getattr(home, _str(_getattr(cls, "__name__", "")), None) is not cls
-
-
-class Proxy:
-    """An object of the test's, used from the candidate's code: every use is
-    a request back to the verifier, which runs the test's own code."""
-
-    __slots__ = ("_peer", "_vid")
-
-    def __init__(self, peer: _Peer, vid: int) -> None:
-        object.__setattr__(self, "_peer", peer)
-        object.__setattr__(self, "_vid", vid)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._peer.ask(self._vid, "call", (args, kwargs or None))
-
-    def __getattr__(self, name: str) -> Any:
-        return self._peer.ask(self._vid, "getattr", name)
-
-    def __iter__(self) -> Any:
-        return self._peer.ask(self._vid, "iter")
-
-    def __next__(self) -> Any:
-        return self._peer.ask(self._vid, "next")
-
-    def __len__(self) -> int:
-        return self._peer.ask(self._vid, "len")  # type: ignore[no-any-return]
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._peer.ask(self._vid, "getitem", key)
-
-    def __repr__(self) -> str:
-        return self._peer.ask(self._vid, "repr")  # type: ignore[no-any-return]
-
-    __str__ = __repr__
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self._peer.ask(self._vid, "setattr", [name, value])
-
-    def __bool__(self) -> bool:
-        return self._peer.ask(self._vid, "bool") is True
-
-    def __hash__(self) -> int:
-        return self._peer.ask(self._vid, "hash")  # type: ignore[no-any-return]
-
-    def __contains__(self, item: object) -> bool:
-        return self._peer.ask(self._vid, "contains", item) is True
-
-
-def _proxy_operator(name: str, reflected: bool) -> Any:
-    def op(self: Proxy, other: object) -> Any:
-        return self._peer.ask(self._vid, "operator", [name, other, reflected])
-
-    return op
-
-
-for _op in ("eq", "ne", "lt", "le", "gt", "ge", *protocol.ARITHMETIC):
-    _setattr(Proxy, f"__{_op}__", _proxy_operator(_op, False))
-for _op in protocol.ARITHMETIC:
-    _setattr(Proxy, f"__r{_op}__", _proxy_operator(_op, True))
-for _op in ("neg", "pos", "abs"):
-    _setattr(Proxy, f"__{_op}__", lambda self, _op=_op: self._peer.ask(self._vid, _op))
 
 
 class _Peer:
