@@ -23,7 +23,8 @@ from .events import Event, GenerationUpdate, ResultReady, RunFinished, RunStarte
 from .executors import Executor, SandboxPool
 from .executors.local import LocalPool
 from .metrics import pass_at_k
-from .run.evaluate import RunHandle, RunSpec, evaluate, open_run
+from .run.evaluate import RunSpec, evaluate
+from .run.streaming import RunHandle, open_run
 from .service import Busy, Scorer, UnknownProblem
 from .types import (
     CandidateResult,

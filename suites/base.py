@@ -289,6 +289,29 @@ def read_jsonl_maybe_gzipped(path: Path) -> tuple[bytes, str, str]:
     return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw), name, version
 
 
+ParseProblems = Callable[[bytes, str], list[Problem]]
+"""A benchmark's dataset parser: (file bytes, source named in errors) -> problems."""
+
+
+def read_problems_file(
+    path: Path, parse: ParseProblems, suffixes: tuple[str, ...] | None = None
+) -> tuple[list[Problem], str, str]:
+    """(problems, dataset name, version) of a ``--dataset`` file read by
+    ``parse``: JSONL, plain or gzipped, when ``suffixes`` is None; else a
+    plain file whose name drops ``suffixes`` (`read_dataset_file`)."""
+    if suffixes is None:
+        raw, name, version = read_jsonl_maybe_gzipped(path)
+    else:
+        raw, name, version = read_dataset_file(path, suffixes)
+    return parse(raw, str(path)), name, version
+
+
+def fixture_problems(name: str, parse: ParseProblems) -> list[Problem]:
+    """The problems of a bundled fixture (``aioeval/fixtures/NAME``), read by ``parse``."""
+    data = resources.files("aioeval.fixtures").joinpath(name).read_bytes()
+    return parse(data, f"aioeval/fixtures/{name}")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """``data`` at ``path``, whole or not at all (a cache another run reads)."""
     path.parent.mkdir(parents=True, exist_ok=True)

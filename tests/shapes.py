@@ -18,19 +18,14 @@ runs a few per shape; ``bench/differential.py`` the full sweep.
 
 from __future__ import annotations
 
-import json
 import random
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
-import msgspec
 import shapes_house_sets
-
-import aioeval
-from aioeval.types import CandidateResult
+from scored import score, write_set
 
 
 @dataclass(frozen=True)
@@ -785,29 +780,9 @@ def sweep(cases: list[Case], tmp: Path) -> Sweep:
         for c in cases
     ]
     samples = [{"task_id": c.task_id, "completion": a} for c in cases for a in c.answers]
-    (tmp / "problems.jsonl").write_text("".join(json.dumps(p) + "\n" for p in problems))
-    (tmp / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
-    return Sweep(strict=_score(tmp, "strict"), official=_score(tmp, "official"))
-
-
-def _score(tmp: Path, scoring: str) -> dict[tuple[str, int], tuple[str, str]]:
-    cfg = aioeval.load_config(
-        overrides=[
-            f"params.scoring={scoring}",
-            "params.timeout_s=5",
-            "params.dedup=false",
-            f"params.dataset_path={tmp / 'problems.jsonl'}",
-        ]
+    write_set(tmp, problems, samples)
+    strict, official = (score(tmp, m, timeout_s=5) for m in ("strict", "official"))
+    return Sweep(
+        strict={k: (r.status, r.reason) for k, r in strict.items()},
+        official={k: (r.status, r.reason) for k, r in official.items()},
     )
-    spec = aioeval.RunSpec(
-        benchmark="human-eval",
-        config=cfg,
-        samples=str(tmp / "samples.jsonl"),
-        out_dir=str(tmp / scoring),
-    )
-    summary = anyio.run(lambda: aioeval.evaluate(spec))
-    if not summary.complete:
-        raise RuntimeError(f"the {scoring} run is incomplete")
-    dec = msgspec.json.Decoder(CandidateResult)
-    rows = [dec.decode(x) for x in (tmp / scoring / "results.jsonl").read_bytes().splitlines()]
-    return {(r.problem_id, r.sample_index): (r.status, r.reason) for r in rows}

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
-import msgspec
 import pytest
+from scored import read_results, score, write_set
 
 import aioeval
 from aioeval.types import CandidateResult
@@ -324,30 +324,6 @@ INTENDED: dict[str, tuple[str, str, str, str, str, str, str]] = {
 }
 
 
-def _run(tmp: Path, scoring: str) -> dict[tuple[str, int], CandidateResult]:
-    cfg = aioeval.load_config(
-        overrides=[
-            f"params.scoring={scoring}",
-            "params.timeout_s=3",
-            "params.dedup=false",
-            f"params.dataset_path={tmp / 'problems.jsonl'}",
-        ]
-    )
-    spec = aioeval.RunSpec(
-        benchmark="human-eval",
-        config=cfg,
-        samples=str(tmp / "samples.jsonl"),
-        out_dir=str(tmp / scoring),
-    )
-    summary = anyio.run(lambda: aioeval.evaluate(spec))
-    assert summary.complete
-    dec = msgspec.json.Decoder(CandidateResult)
-    rows = [
-        dec.decode(line) for line in (tmp / scoring / "results.jsonl").read_bytes().splitlines()
-    ]
-    return {(r.problem_id, r.sample_index): r for r in rows}
-
-
 @pytest.fixture(scope="module")
 def verdicts(
     tmp_path_factory: pytest.TempPathFactory,
@@ -367,9 +343,8 @@ def score_both(
     for name, (prompt, test, entry, answer, *_) in listed.items():
         problems.append({"task_id": name, "prompt": prompt, "test": test, "entry_point": entry})
         samples.append({"task_id": name, "completion": answer})
-    (tmp / "problems.jsonl").write_text("".join(json.dumps(p) + "\n" for p in problems))
-    (tmp / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
-    return {m: _run(tmp, m) for m in ("strict", "official")}
+    write_set(tmp, problems, samples)
+    return {m: score(tmp, m) for m in ("strict", "official")}
 
 
 def judged_alike(verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str) -> None:
@@ -445,8 +420,7 @@ def test_mbpp_reference_solutions_of_ordinary_shapes_pass(tmp_path: Path, scorin
     )
     spec = aioeval.RunSpec(benchmark="mbpp", config=cfg, out_dir=str(tmp_path / "out"))
     summary = anyio.run(lambda: aioeval.evaluate(spec))
-    dec = msgspec.json.Decoder(CandidateResult)
-    rows = [dec.decode(x) for x in (tmp_path / "out" / "results.jsonl").read_bytes().splitlines()]
+    rows = read_results(tmp_path / "out")
     assert summary.complete and len(rows) == len(MBPP_ROWS)
     assert {r.problem_id: r.status for r in rows} == {
         str(r["task_id"]): "passed" for r in MBPP_ROWS

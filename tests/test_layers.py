@@ -39,6 +39,7 @@ CONTRACTS = {
     "aioeval.types",
     "aioeval.config",
     "aioeval._config_errors",
+    "aioeval._config_schema",
     "aioeval.events",
     "aioeval.metrics",
     "aioeval.run.contract",

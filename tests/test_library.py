@@ -178,15 +178,15 @@ def test_no_error_is_dropped_from_a_task_group() -> None:
     """An interrupt leaves as itself, a lone error as itself, several
     together as one EngineErrors (an AioevalError) holding every one."""
     from aioeval.errors import EndpointError, EngineErrors, SandboxError
-    from aioeval.run.evaluate import _engine_error
+    from aioeval.run.group_errors import engine_error
 
     one = SandboxError("pool down")
-    assert _engine_error(BaseExceptionGroup("g", [one])) is one
+    assert engine_error(BaseExceptionGroup("g", [one])) is one
     interrupt = KeyboardInterrupt()
     mixed = BaseExceptionGroup("g", [one, BaseExceptionGroup("h", [interrupt])])
-    assert _engine_error(mixed) is interrupt
+    assert engine_error(mixed) is interrupt
     two = EndpointError("refused")
-    both = _engine_error(BaseExceptionGroup("g", [one, ExceptionGroup("h", [two])]))
+    both = engine_error(BaseExceptionGroup("g", [one, ExceptionGroup("h", [two])]))
     assert isinstance(both, EngineErrors) and isinstance(both, aioeval.AioevalError)
     assert list(both.exceptions) == [one, two]
     assert "pool down" in str(both) and "refused" in str(both)

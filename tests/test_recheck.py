@@ -5,14 +5,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import msgspec
 import orjson
 import pytest
+from scored import read_results
 
 import aioeval
 from aioeval.config import load_config
 from aioeval.events import Event, ResultReady
-from aioeval.types import CandidateResult
 
 pytestmark = pytest.mark.anyio
 
@@ -55,8 +54,7 @@ async def test_flipped_timeouts_are_replaced_and_counted(tmp_path: Path) -> None
     assert marker.exists()
     marker.unlink()
     shared.rmdir()
-    dec = msgspec.json.Decoder(CandidateResult)
-    results = [dec.decode(x) for x in (out / "results.jsonl").read_bytes().splitlines()]
+    results = read_results(out)
     assert sorted((r.sample_index, r.status) for r in results) == [(0, "passed"), (1, "failed")]
     assert summary.counts["timeout"] == 0 and summary.counts["passed"] == 1
     assert any("1 timeout verdicts flipped" in n for n in summary.notes)

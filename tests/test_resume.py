@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 import orjson
 import pytest
+from scored import read_results
 
 from aioeval.errors import InputError
 from aioeval.run.journal import read_lines
@@ -40,8 +41,7 @@ def _cli(*args: str) -> list[str]:
 
 
 def _results(out: Path) -> list[CandidateResult]:
-    dec = msgspec.json.Decoder(CandidateResult)
-    return [dec.decode(x) for x in (out / "results.jsonl").read_bytes().splitlines()]
+    return read_results(out)
 
 
 def test_kill_9_then_resume(tmp_path: Path) -> None:

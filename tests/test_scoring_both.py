@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import anyio
-import msgspec
 import pytest
+from scored import read_results
 
 import aioeval
 from aioeval.errors import ConfigError
 from aioeval.reporting.facts import both_rows
-from aioeval.types import CandidateResult, Summary
+from aioeval.types import Summary
 
 PROMPT = 'def same(x):\n    """x"""\n'
 TEST = "def check(candidate):\n    assert candidate(3) == 3\n"
@@ -46,8 +46,7 @@ def _run(tmp: Path, benchmark: str = "human-eval") -> Summary:
 def test_each_answer_is_judged_both_ways_and_disagreements_are_counted(tmp_path: Path) -> None:
     summary = _run(tmp_path)
     assert summary.complete and summary.scoring == "both"
-    dec = msgspec.json.Decoder(CandidateResult)
-    rows = [dec.decode(x) for x in (tmp_path / "o" / "results.jsonl").read_bytes().splitlines()]
+    rows = read_results(tmp_path / "o")
     got = {r.sample_index: r for r in rows}
     assert (got[0].status, got[0].official_status) == ("passed", "passed")
     assert (got[1].status, got[1].official_status) == ("failed", "failed")

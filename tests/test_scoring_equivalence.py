@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import anyio
-import msgspec
 import pytest
 from honest_corpus import corpus
+from scored import read_results
 
 import aioeval
 from aioeval.suites.human_eval.suite import load_problems
@@ -30,8 +30,7 @@ def _score(samples: Path, out: Path, scoring: str) -> dict[tuple[str, int], Cand
     )
     summary = anyio.run(lambda: aioeval.evaluate(spec))
     assert summary.complete and summary.scoring == scoring
-    dec = msgspec.json.Decoder(CandidateResult)
-    rows = [dec.decode(line) for line in (out / "results.jsonl").read_bytes().splitlines()]
+    rows = read_results(out)
     return {(r.problem_id, r.sample_index): r for r in rows}
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import msgspec
 import pytest
+from scored import read_results
 
 import aioeval
 from aioeval.executors.local import LocalPool
@@ -195,8 +195,7 @@ def score_samples(
     spec = aioeval.RunSpec(benchmark=benchmark, config=cfg, samples=str(samples), out_dir=str(out))
     summary = anyio.run(lambda: aioeval.evaluate(spec))
     assert (out / "summary.json").exists()
-    dec = msgspec.json.Decoder(CandidateResult)
-    rows = [dec.decode(x) for x in (out / "results.jsonl").read_bytes().splitlines()]
+    rows = read_results(out)
     return summary, {names[r.sample_index]: r for r in rows}
 
 
@@ -259,8 +258,7 @@ def _crux(
     out = tmp_path / f"run-{bench}"
     spec = aioeval.RunSpec(benchmark=bench, config=cfg, samples=str(samples), out_dir=str(out))
     summary = anyio.run(lambda: aioeval.evaluate(spec))
-    dec = msgspec.json.Decoder(CandidateResult)
-    rows = [dec.decode(x) for x in (out / "results.jsonl").read_bytes().splitlines()]
+    rows = read_results(out)
     return summary, sorted(rows, key=lambda r: r.sample_index)
 
 

@@ -8,14 +8,11 @@ the honest answer must be judged the same both times."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import anyio
-import msgspec
 import pytest
+from scored import score, write_set
 
-import aioeval
 from aioeval.types import CandidateResult
 
 # name: (the honest problem's test, its entry, its answer, the changing test's setup)
@@ -88,29 +85,9 @@ def _order(tmp: Path, name: str) -> dict[str, CandidateResult]:
         {"task_id": t, "prompt": PROMPT, "test": body, "entry_point": entry}
         for t, body, _ in problems
     ]
-    (tmp / "problems.jsonl").write_text("".join(json.dumps(p) + "\n" for p in rows))
-    samples = [{"task_id": t, "completion": c} for t, _, c in problems]
-    (tmp / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
-    cfg = aioeval.load_config(
-        overrides=[
-            "params.scoring=strict",
-            "params.timeout_s=3",
-            "params.workers=1",
-            "params.dedup=false",
-            f"params.dataset_path={tmp / 'problems.jsonl'}",
-        ]
-    )
-    spec = aioeval.RunSpec(
-        benchmark="human-eval",
-        config=cfg,
-        samples=str(tmp / "samples.jsonl"),
-        out_dir=str(tmp / "o"),
-    )
-    summary = anyio.run(lambda: aioeval.evaluate(spec))
-    assert summary.complete
-    dec = msgspec.json.Decoder(CandidateResult)
-    out = [dec.decode(line) for line in (tmp / "o" / "results.jsonl").read_bytes().splitlines()]
-    return {r.problem_id: r for r in out}
+    write_set(tmp, rows, [{"task_id": t, "completion": c} for t, _, c in problems])
+    got = score(tmp, "strict", "params.workers=1")
+    return {pid: r for (pid, _), r in got.items()}
 
 
 @pytest.mark.parametrize("name", list(CASES))

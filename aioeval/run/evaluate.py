@@ -1,4 +1,4 @@
-"""One evaluation, start to summary: `evaluate` and `open_run`.
+"""One evaluation, start to summary: `evaluate`.
 
     dataset -> candidates -> executor -> verdicts -> journal -> summary
 
@@ -8,30 +8,27 @@ It runs on the caller's asyncio loop (uvloop included; the HTTP client is
 aiohttp) and installs nothing global. Errors leave it as the engine's own
 exceptions (`AioevalError` and its subclasses; several at once as one
 `EngineErrors`, an AioevalError that holds them all), interrupts and
-cancellation as themselves.
+cancellation as themselves (`group_errors`). `streaming.open_run` runs it
+with its results (or events) as an async iterator.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import anyio
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from aioeval.config import RunConfig, public_config
-from aioeval.errors import AioevalError, EngineErrors
+from aioeval.errors import AioevalError
 from aioeval.events import Event, EventHook, GenerationUpdate, ResultReady, RunFinished, RunStarted
 from aioeval.executors import Executor, ExecutorFacts, make_executor
 from aioeval.run import guard, rundir
 from aioeval.run.contract import default_buffer
+from aioeval.run.group_errors import engine_error
 from aioeval.run.journal import Journal
 from aioeval.run.judge import Judge
 from aioeval.run.modes import Plan, Platform, identify, mode_of, plan, platform_of
@@ -102,7 +99,7 @@ async def evaluate(
     try:
         return await _evaluate(spec, on_event or _ignore, on_result, pool_factory or make_executor)
     except BaseExceptionGroup as group:
-        raise _engine_error(group) from None
+        raise engine_error(group) from None
 
 
 async def _evaluate(
@@ -296,106 +293,3 @@ def _run_notes(run: _Run, executed: _Executed, generation: GenerationUpdate | No
 
 def _ignore(_event: object) -> None:
     pass
-
-
-def _engine_error(group: BaseExceptionGroup) -> BaseException:
-    """What a task group's ExceptionGroup means to the caller, nothing
-    dropped: an interrupt (KeyboardInterrupt, SystemExit) as itself; a lone
-    error as itself (``except AioevalError`` works); several as one
-    `EngineErrors` holding them all; cancellation alone as cancellation."""
-    leaves = _leaves(group)
-    for exc in leaves:
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            return exc
-    errors = [e for e in leaves if not isinstance(e, asyncio.CancelledError)]
-    if not errors:
-        return leaves[0]
-    if len(errors) == 1:
-        return errors[0]
-    listed = "; ".join(f"{type(e).__name__}: {e}" for e in errors)
-    message = f"{len(errors)} errors ended the run: {listed}"
-    plain = [e for e in errors if isinstance(e, Exception)]
-    if len(plain) == len(errors):
-        return EngineErrors(message, plain)
-    return BaseExceptionGroup(message, errors)
-
-
-def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            out.extend(_leaves(exc))
-        else:
-            out.append(exc)
-    return out
-
-
-class RunHandle:
-    """An evaluation in progress: iterate results as they finish (or, opened
-    with ``events=True``, every event), then read ``summary``."""
-
-    def __init__(self, recv: MemoryObjectReceiveStream[Any]) -> None:
-        self._recv = recv
-        self.summary: Summary | None = None
-
-    def __aiter__(self) -> AsyncIterator[Any]:
-        return self._recv.__aiter__()
-
-
-@asynccontextmanager
-async def open_run(
-    spec: RunSpec, *, on_event: EventHook | None = None, events: bool = False
-) -> AsyncIterator[RunHandle]:
-    """``async with open_run(spec) as run: async for result in run: ...``
-
-    With ``events=True`` the loop sees every `Event` instead, in order:
-    `RunStarted`, `GenerationUpdate` snapshots (one may be skipped while the
-    caller is behind: each supersedes the last), a `ResultReady` per result
-    and, last, `RunFinished` with the summary. Results wait for the caller
-    (backpressure), whichever is iterated. The evaluation runs in a task
-    group bound to the ``async with`` block: leaving it normally lets the
-    run finish (what was not read is still journaled) and sets ``summary``;
-    leaving it by an exception or cancellation cancels the run (and kills
-    its sandboxes).
-    """
-    send, recv = anyio.create_memory_object_stream[Any](64)
-    handle = RunHandle(recv)
-
-    async def on_result(result: CandidateResult) -> None:
-        try:
-            await send.send(ResultReady(result=result) if events else result)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
-
-    def watch(event: Event) -> None:
-        if on_event is not None:
-            on_event(event)
-        if isinstance(event, RunStarted | GenerationUpdate):
-            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
-                send.send_nowait(event)
-
-    async def runner() -> None:
-        async with send:
-            summary = await evaluate(
-                spec, on_event=watch if events else on_event, on_result=on_result
-            )
-            handle.summary = summary
-            if events:
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    await send.send(RunFinished(summary=summary))
-
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(runner)
-            try:
-                yield handle
-            except BaseException:
-                tg.cancel_scope.cancel()
-                raise
-            else:
-                async for _ in recv:  # what the caller left unread: the run still finishes
-                    pass
-            finally:
-                recv.close()
-    except BaseExceptionGroup as group:
-        raise _engine_error(group) from None

@@ -2,7 +2,8 @@
 
 - `fake_openai`: a fake OpenAI-compatible server (real aiohttp on
   127.0.0.1) that can enforce rate limits, speak several rate-limit header
-  dialects and inject faults (``python -m aioeval.fake_openai`` runs it);
+  dialects and inject faults (``python -m aioeval.fake_openai`` runs it),
+  with what it answers in `fake_answers` and its command line in `fake_cli`;
 - `clock`: `FakeClock`, virtual time for rate-limit and backoff tests;
 - `executors`: executors that run nothing, for exercising the pipeline.
 """

@@ -34,34 +34,28 @@ and LLM gateways do:
 - a start-up probe that fails (``models_status``: the listing answers with
   that status and ``models_message``).
 
-Answers come from ``answer(prompt_text, sample_number)``, cut at the request's
-``max_tokens`` (``finish_reason: length``) as real servers do (a token is
-four characters here); `human_eval_answers`
-builds one that returns each HumanEval problem's canonical solution in a
-```python fence, or a wrong body for chosen problems.
+Answers come from ``answer(prompt_text, sample_number)``, cut at the
+request's ``max_tokens`` (``finish_reason: length``) as real servers do (a
+token is four characters here); `human_eval_answers` (`fake_answers`) builds
+one that returns each HumanEval problem's canonical solution in a ```python
+fence, or a wrong body for chosen problems. The command line is `fake_cli`.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import errno
 import random
-import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import msgspec
 from aiohttp import web
 
-from aioeval.types import Problem
-
+from . import fake_answers
+from .fake_answers import Answerer, default_answer, human_eval_answers
 from .fake_hostile import flood
 from .fake_limits import Dialect, ServerLimits
-
-Answerer = Callable[[str, int], str]
 
 
 class FakeConfig(msgspec.Struct, kw_only=True):
@@ -110,45 +104,6 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     """Status of ``GET /models``; anything else answers ``models_message``."""
     models_message: str = "no model listing here"
     seed: int = 0
-
-
-def default_answer(prompt: str, sample: int) -> str:
-    return "```python\npass\n```"
-
-
-def human_eval_answers(problems: Iterable[Problem], wrong: Iterable[str] = ()) -> Answerer:
-    """Answer each HumanEval prompt with its whole function (prompt plus
-    canonical solution) in a ```python fence; problems in ``wrong`` get a
-    body that fails its check. The problem is found by its prompt text."""
-    bad = set(wrong)
-    table = [(p.fields["prompt"], p.id, p.fields["canonical_solution"]) for p in problems]
-
-    def answer(text: str, sample: int) -> str:
-        for prompt, pid, solution in table:
-            if prompt in text:
-                body = "    raise AssertionError('wrong on purpose')\n" if pid in bad else solution
-                return f"Here you go:\n```python\n{prompt}{body}```\n"
-        return "```python\npass\n```"
-
-    return answer
-
-
-def _prompt_text(body: dict[str, Any]) -> str:
-    if isinstance(body.get("messages"), list):
-        return "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))
-    return str(body.get("prompt", ""))
-
-
-def _tokens(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
-def _cut(answer: str, max_tokens: object) -> tuple[str, str]:
-    """An answer as a server returns it: cut at ``max_tokens`` (finish
-    reason ``length``) when longer, else whole (``stop``)."""
-    if isinstance(max_tokens, int) and _tokens(answer) > max_tokens:
-        return answer[: max(1, max_tokens) * 4], "length"
-    return answer, "stop"
 
 
 def _error(message: str, status: int, headers: dict[str, str] | None = None) -> web.Response:
@@ -295,8 +250,8 @@ class FakeOpenAI:
             return _error("bad key", 401)
         body = await request.json()
         n = int(body.get("n", 1))
-        text = _prompt_text(body)
-        charge = max(_tokens(text), int(body.get("max_tokens", 16)) * n)
+        text = fake_answers.prompt_text(body)
+        charge = max(fake_answers.tokens(text), int(body.get("max_tokens", 16)) * n)
         now = time.monotonic()
         refused = self.limits.admit(now, charge=charge, in_flight=self.in_flight)
         if refused is not None:
@@ -354,8 +309,11 @@ class FakeOpenAI:
             )
         n = int(body.get("n", 1)) if self.config.honour_n else 1
         self.n_asked[int(body.get("n", 1))] += 1
-        text = _prompt_text(body)
-        cut = [_cut(self.answer(text, self.samples + i), body.get("max_tokens")) for i in range(n)]
+        text = fake_answers.prompt_text(body)
+        cut = [
+            fake_answers.cut(self.answer(text, self.samples + i), body.get("max_tokens"))
+            for i in range(n)
+        ]
         answers = [a for a, _ in cut]
         chat = request.path.endswith("/chat/completions")
         choices = [
@@ -366,12 +324,12 @@ class FakeOpenAI:
         ]
         out: dict[str, Any] = {"id": f"cmpl-{self.requests}", "object": "x", "choices": choices}
         out["model"] = str(body.get("model", ""))  # as real servers; inspect_ai requires it
-        used = _tokens(text) + sum(_tokens(a) for a in answers)
+        used = fake_answers.tokens(text) + sum(fake_answers.tokens(a) for a in answers)
         self.limits.used(used, time.monotonic())
         if fault != "nousage":
-            completion = used - _tokens(text)
+            completion = used - fake_answers.tokens(text)
             out["usage"] = {
-                "prompt_tokens": _tokens(text),
+                "prompt_tokens": fake_answers.tokens(text),
                 "completion_tokens": completion,
                 "total_tokens": used,
             }
@@ -382,65 +340,4 @@ class FakeOpenAI:
         return web.json_response(out, headers=headers)
 
 
-async def _serve(args: argparse.Namespace) -> None:
-    answer: Answerer | None = None
-    if args.human_eval:
-        from aioeval.suites.human_eval.suite import load_problems
-
-        answer = human_eval_answers(load_problems())
-    lo, _, hi = args.latency.partition(",")
-    every = {kind: n for kind, n in (("503", args.fail_every), ("drop", args.drop_every)) if n}
-    cfg = FakeConfig(
-        latency_s=(float(lo or 0), float(hi or lo or 0)),
-        rpm=args.rpm,
-        burst=args.burst,
-        tpm=args.tpm,
-        tpm_counts=args.tpm_counts,
-        max_parallel=args.max_parallel,
-        hints=args.hints,
-        honour_n=not args.ignore_n,
-        fault_every=every,
-    )
-    fake = FakeOpenAI(cfg, answer)
-    await fake.start(args.port)
-    try:
-        print(fake.url, flush=True)
-        await asyncio.Event().wait()
-    finally:
-        await fake.close()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m aioeval.fake_openai --port 8000 --human-eval --rpm 600``"""
-    p = argparse.ArgumentParser(prog="python -m aioeval.fake_openai")
-    p.add_argument("--port", type=int, default=0, help="default: a free port")
-    p.add_argument("--rpm", type=float, default=None, help="requests per minute")
-    p.add_argument("--burst", type=float, default=None, help="request bucket capacity")
-    p.add_argument("--tpm", type=float, default=None, help="tokens per minute")
-    p.add_argument("--tpm-counts", choices=("usage", "max_tokens"), default="usage")
-    p.add_argument("--max-parallel", type=int, default=None, help="parallel cap (429 beyond)")
-    p.add_argument("--hints", choices=get_args(Dialect), default="openai")
-    p.add_argument("--latency", default="0", help="seconds, or a range lo,hi")
-    p.add_argument("--fail-every", type=int, default=0, help="every Nth request answers 503")
-    p.add_argument("--drop-every", type=int, default=0, help="every Nth request is dropped")
-    p.add_argument("--ignore-n", action="store_true")
-    p.add_argument("--human-eval", action="store_true", help="answer with canonical solutions")
-    args = p.parse_args(argv)
-    try:
-        asyncio.run(_serve(args))
-    except KeyboardInterrupt:
-        pass
-    except OSError as exc:
-        if exc.errno != errno.EADDRINUSE:
-            raise
-        print(
-            f"{p.prog}: port {args.port} on 127.0.0.1 is already in use; "
-            "choose another --port (0 picks a free one)",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["Answerer", "FakeConfig", "FakeOpenAI", "default_answer", "human_eval_answers"]

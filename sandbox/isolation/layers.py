@@ -1,13 +1,16 @@
 """Isolation layers of a sandbox template, each a small detect-and-set-up step.
 
-Layers come in two halves. The template half runs once, when a template
-process starts (namespaces, the tmpfs, cgroups, the prepared Landlock
-ruleset, the seccomp filter): it is free per candidate. The child half
-(`confine_child`) runs in every forked child before the candidate's code and
-is kept to a handful of syscalls, because it is paid per candidate. Between
-candidates, `clear` removes whatever the last one left (processes, see
-`reaper`; SysV IPC objects). The Landlock ruleset has a module of its own
-(`landlock_rules`), as do cgroups, namespaces and the seccomp filter.
+Layers come in two halves. The template half (`setup`, here) runs once,
+when a template process starts (namespaces, the tmpfs, cgroups, the prepared
+Landlock ruleset, the seccomp filter): it is free per candidate. The child
+half (`confine.confine_child`) runs in every forked child before the
+candidate's code and is kept to a handful of syscalls, because it is paid
+per candidate. Between candidates, `between_jobs.clear` removes whatever the
+last one left (processes, see `reaper`; SysV IPC objects). All three share
+the `Confinement` record (`confinement`), and this module offers them under
+one name, the one templates and the verifier use. The Landlock ruleset has a
+module of its own (`landlock_rules`), as do cgroups, namespaces and the
+seccomp filter.
 
 Every template-level step returns ``None`` when the layer is in force, or a
 one-line reason why it is not; `setup` collects them into the layers, the
@@ -62,26 +65,25 @@ The cgroup layers use v1 or v2, whichever carries the controller (see
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
-import resource
-import shutil
-import struct
 import sys
-from dataclasses import dataclass, field
 
-from .. import frames
 from . import (
     cgroupfs,
     cgroups,
     landlock_rules,
     marks,
     namespaces,
-    reaper,
     seccomp_filter,
     sharedwd,
     views,
 )
+from .between_jobs import clear as clear
+from .between_jobs import marked as marked
+from .between_jobs import oom_kills as oom_kills
+from .between_jobs import teardown as teardown
+from .confine import confine_child as confine_child
+from .confinement import Confinement as Confinement
 
 UID_BASE = 200_000
 REQUIRED_ROOT = (
@@ -122,63 +124,6 @@ READ_ROOTS = (
 # Readable directories whose content belongs to other programs, emptied in
 # the template's mount namespace.
 HIDDEN = ("/dev/shm", "/dev/mqueue")
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-
-
-def _write(path: str, text: str) -> None:
-    # Plain descriptors: in a freshly forked child the text-file machinery
-    # costs five times as much (its first use copies the pages it touches).
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-@dataclass
-class Confinement:
-    """What a template set up, and what each child must apply to itself."""
-
-    layers: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    host_pid: int = 0
-    """The template's pid as the engine sees it (it is 1 in its namespace)."""
-    uid: int | None = None
-    drop_caps: bool = False
-    nproc: int | None = None
-    """RLIMIT_NPROC a child sets itself (user namespace: counted per namespace)."""
-    ruleset_fd: int | None = None
-    slot: cgroups.SlotCgroups = field(default_factory=cgroups.SlotCgroups)
-    pid_init: bool = False
-    """We are init of our own PID namespace: kill(-1) reaches every candidate."""
-    ipc_private: bool = False
-    ipc_ids: marks.IpcIds | None = None
-    """Tells whether a candidate moved the SysV id cursors (see `marked`)."""
-    net_counters: marks.NetCounters | None = None
-    """Tells whether a candidate moved the network counters (see `marked`)."""
-    pids: namespaces.PidShuffle | None = None
-    """Randomises each candidate's pid (see `namespaces.PidShuffle`)."""
-    shared_dir: str = ""
-    """Where each served job's tmpfs is attached, shared with the verifier
-    (see `sharedwd`); "" without a mount namespace of our own."""
-    shared_root: str | None = None
-    """A work root candidates can write to (no uid of their own): emptied
-    after every candidate, so nothing left there reaches the next one."""
-
-    @property
-    def cgroups(self) -> list[str]:
-        return self.slot.dirs
-
-    def record(self, name: str, problem: str | None) -> bool:
-        if problem is None:
-            self.layers.append(name)
-            return True
-        self.missing.append(name)
-        self.warnings.append(f"{name} unavailable: {problem}")
-        return False
 
 
 # ---- template half: once per template process --------------------------------
@@ -321,94 +266,3 @@ def _host_pid() -> int:
         return int(os.readlink("/proc/self"))
     except (OSError, ValueError):
         return os.getpid()
-
-
-def teardown(conf: Confinement) -> None:
-    """Leave and remove our cgroups (best effort: the engine retries rmdir)."""
-    cgroups.teardown(conf.slot)
-
-
-def clear(conf: Confinement) -> int:
-    """Remove what the last candidate left: every process but the template
-    (SIGKILL), then its SysV IPC objects and, where candidates share the
-    work root's owner, everything in the work root. Returns the processes
-    killed.
-
-    Cheap when nothing is left: one small read (the slot's cgroup.procs, or
-    the template's list of children) and three IPC_INFO calls.
-    """
-    if conf.slot.procs is not None:
-        killed = reaper.kill_listed(conf.slot.procs)
-    elif conf.pid_init:
-        killed = reaper.kill_namespace()
-    else:
-        killed = 0
-    if conf.ipc_private:
-        namespaces.remove_ipc_objects()
-    if conf.shared_root is not None:
-        _empty(conf.shared_root)
-    return killed
-
-
-def marked(conf: Confinement) -> bool:
-    """Did the last candidate move the SysV id cursors or the network
-    counters (`marks`)? Then its template must be retired: the next
-    candidate could read them. Every probe is asked each time, so each
-    keeps its reading current."""
-    probes = [p for p in (conf.ipc_ids, conf.net_counters) if p is not None]
-    return any([p.moved() for p in probes])
-
-
-def _empty(root: str) -> None:
-    for entry in os.scandir(root):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
-
-
-def oom_kills(conf: Confinement) -> int:
-    """The memory cgroup's OOM-kill counter (0 without a memory cgroup)."""
-    if conf.slot.oom_events is None:
-        return 0
-    for line in frames.read_kept(conf.slot.oom_events).splitlines():
-        if line.startswith(b"oom_kill "):
-            return int(line.split()[1])
-    return 0
-
-
-# ---- child half: per candidate, right after fork -----------------------------
-
-
-def confine_child(conf: Confinement) -> None:
-    """Apply the per-process half of the layers to this forked child.
-
-    Runs before any candidate code; raises OSError if a layer that the
-    template reported cannot be applied, so the job becomes an error rather
-    than an unconfined run.
-    """
-    if conf.slot.oom_events is not None:
-        # Under memory pressure the kernel must pick the candidate, never
-        # the template sharing its cgroup.
-        _write("/proc/self/oom_score_adj", "1000")
-    if conf.uid is not None:
-        os.setgroups([])
-        os.setresgid(conf.uid, conf.uid, conf.uid)
-        os.setresuid(conf.uid, conf.uid, conf.uid)
-    elif conf.drop_caps:
-        _drop_capabilities()
-        if conf.nproc is not None:
-            resource.setrlimit(resource.RLIMIT_NPROC, (conf.nproc, conf.nproc))
-    if conf.ruleset_fd is not None:
-        landlock_rules.restrict_self(conf.ruleset_fd)
-
-
-def _drop_capabilities() -> None:
-    capset = seccomp_filter.number("capset")
-    if capset is None:
-        raise OSError(0, f"no syscall table for {os.uname().machine}: cannot drop capabilities")
-    header = ctypes.create_string_buffer(struct.pack("=Ii", 0x20080522, 0), 8)
-    data = ctypes.create_string_buffer(24)  # two zeroed cap_user_data_t
-    if int(_libc.syscall(capset, header, data)) != 0:
-        raise OSError(ctypes.get_errno(), "capset")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from importlib import resources
 from pathlib import Path
 
 import msgspec
@@ -22,6 +21,7 @@ from aioeval.types import Problem
 
 from ..base import CACHE_ENV as CACHE_ENV  # re-exported: the variable that moves the cache
 from ..base import cache_dir, jsonl_rows, write_atomic
+from ..base import fixture_problems as bundled
 
 PINNED_COMMIT = "190faf16d175b5847b0af05d937872b1fb395942"
 PINNED_SHA256 = "8368b81047dc5014e4caf5a2f97604eff7644e0ecd7415e3ceeb184bbc2e0c96"
@@ -70,8 +70,7 @@ def read_problems(path: str | Path) -> tuple[list[Problem], str]:
 
 
 def fixture_problems() -> list[Problem]:
-    data = resources.files("aioeval.fixtures").joinpath(FIXTURE).read_bytes()
-    return parse_problems(data, f"aioeval/fixtures/{FIXTURE}")
+    return bundled(FIXTURE, parse_problems)
 
 
 def cached_path(directory: Path | None = None) -> Path:

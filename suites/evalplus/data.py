@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,7 +27,7 @@ import msgspec
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from ..base import jsonl_rows, read_jsonl_maybe_gzipped
+from ..base import fixture_problems, jsonl_rows, read_problems_file
 
 Flavor = Literal["humaneval", "mbpp"]
 FIXTURES = {"humaneval": "evalplus/humaneval_plus.jsonl", "mbpp": "evalplus/mbpp_plus.jsonl"}
@@ -98,14 +97,12 @@ def parse(data: bytes, source: str) -> list[Problem]:
 
 def read_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of an EvalPlus-format file."""
-    data, name, version = read_jsonl_maybe_gzipped(path)
-    return parse(data, str(path)), name, version
+    return read_problems_file(path, parse)
 
 
 def fixture(flavor: Flavor) -> list[Problem]:
     """The bundled problems of one flavor (written for this project)."""
-    name = FIXTURES[flavor]
-    return parse(resources.files("aioeval.fixtures").joinpath(name).read_bytes(), name)
+    return fixture_problems(FIXTURES[flavor], parse)
 
 
 def inputs(problem: Problem, part: str, flavor: Flavor) -> list[list[Any]]:

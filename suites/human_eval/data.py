@@ -14,7 +14,7 @@ import msgspec
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from ..base import defines_function, jsonl_rows, read_jsonl_maybe_gzipped
+from ..base import defines_function, jsonl_rows, read_problems_file
 
 
 class _Row(msgspec.Struct):
@@ -79,5 +79,4 @@ def parse_humaneval(data: bytes, source: str) -> list[Problem]:
 
 def read_humaneval_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of a HumanEval-format file."""
-    data, name, version = read_jsonl_maybe_gzipped(path)
-    return parse_humaneval(data, str(path)), name, version
+    return read_problems_file(path, parse_humaneval)

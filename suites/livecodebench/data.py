@@ -25,7 +25,6 @@ import binascii
 import json
 import pickletools
 import zlib
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,8 @@ from aioeval.sandbox.protocol import MAX_FRAME
 from aioeval.sandbox.strict.channel import MAX_MESSAGE
 from aioeval.types import Problem
 
-from ..base import jsonl_rows, read_dataset_file
+from ..base import fixture_problems as bundled
+from ..base import jsonl_rows, read_problems_file
 
 FIXTURE = "livecodebench/problems.jsonl"
 FIXTURE_NAME = "livecodebench-fixture"
@@ -255,10 +255,8 @@ def parse_lcb(data: bytes, source: str) -> list[Problem]:
 
 def read_lcb_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of a LiveCodeBench release file."""
-    raw, name, version = read_dataset_file(path, (".jsonl", ".json"))
-    return parse_lcb(raw, str(path)), name, version
+    return read_problems_file(path, parse_lcb, (".jsonl", ".json"))
 
 
 def fixture_problems() -> list[Problem]:
-    data = resources.files("aioeval.fixtures").joinpath(FIXTURE).read_bytes()
-    return parse_lcb(data, f"aioeval/fixtures/{FIXTURE}")
+    return bundled(FIXTURE, parse_lcb)

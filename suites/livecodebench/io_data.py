@@ -35,7 +35,6 @@ format does not: store the value itself.)
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,8 @@ import msgspec
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from ..base import jsonl_rows, read_jsonl_maybe_gzipped
+from ..base import fixture_problems as bundled
+from ..base import jsonl_rows, read_problems_file
 from .data import Test, check_tests, make_problem
 
 FIXTURE = "io_tests/problems.jsonl"
@@ -198,10 +198,8 @@ def parse_io(data: bytes, source: str) -> list[Problem]:
 
 def read_io_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of a dataset file (plain or gzipped)."""
-    data, name, version = read_jsonl_maybe_gzipped(path)
-    return parse_io(data, str(path)), name, version
+    return read_problems_file(path, parse_io)
 
 
 def fixture_problems() -> list[Problem]:
-    data = resources.files("aioeval.fixtures").joinpath(FIXTURE).read_bytes()
-    return parse_io(data, f"aioeval/fixtures/{FIXTURE}")
+    return bundled(FIXTURE, parse_io)

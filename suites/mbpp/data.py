@@ -17,7 +17,6 @@ import ast
 import builtins
 import functools
 import sys
-from importlib import resources
 from pathlib import Path
 
 import msgspec
@@ -26,7 +25,8 @@ import orjson
 from aioeval.errors import InputError
 from aioeval.types import Problem
 
-from ..base import jsonl_rows, read_dataset_file
+from ..base import fixture_problems as bundled
+from ..base import jsonl_rows, read_problems_file
 
 FIXTURE = "mbpp/problems.jsonl"
 FIXTURE_NAME = "mbpp-fixture"
@@ -158,10 +158,8 @@ def parse_mbpp(data: bytes, source: str) -> list[Problem]:
 
 def read_mbpp_file(path: Path) -> tuple[list[Problem], str, str]:
     """(problems, dataset name, version) of an MBPP-format file."""
-    raw, name, version = read_dataset_file(path, (".jsonl", ".json"))
-    return parse_mbpp(raw, str(path)), name, version
+    return read_problems_file(path, parse_mbpp, (".jsonl", ".json"))
 
 
 def fixture_problems() -> list[Problem]:
-    data = resources.files("aioeval.fixtures").joinpath(FIXTURE).read_bytes()
-    return parse_mbpp(data, f"aioeval/fixtures/{FIXTURE}")
+    return bundled(FIXTURE, parse_mbpp)
