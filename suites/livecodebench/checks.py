@@ -148,7 +148,7 @@ def _asks(
     stream = globals().get("__aioeval_map__")
     calls: list[tuple[Any, ...]] = []
     try:
-        for test_input, _ in tests:
+        for test_input, _ in tests if stream is not None else ():
             calls.append(_call_of(call, kind, test_input)[1])
     except ValueError:
         stream = None
