@@ -245,3 +245,16 @@ def check(candidate):
 """
     program = "def f(g, x):\n    return g(x)\n" + SPOILS_STREAMS
     assert check_strict(program, test, "f") == ("passed", "")
+
+
+def test_inputs_larger_in_all_than_one_frame_go_in_several_requests() -> None:
+    """Eighty inputs of a MiB each: more than the child's frame cap in
+    all, each well under it; they are answered, not lost to the cap."""
+    test = """
+INPUTS = [("x" * (1 << 20) + str(i),) for i in range(80)]
+def check(candidate):
+    answers = __aioeval_map__(candidate, INPUTS)
+    for (s,) in INPUTS:
+        assert next(answers) == len(s)
+"""
+    assert check_strict("def f(s):\n    return len(s)\n", test, "f") == ("passed", "")

@@ -37,19 +37,26 @@ MAX_INPUTS = 1_000_000
 class Answers:
     """The child's answers to ``calls``, in order: ``next`` returns one
     (raises what the candidate's code raised for it), and the iterator goes
-    on past an answer that raised."""
+    on past an answer that raised.
+
+    The inputs go in as few requests as the child's frame cap allows
+    (`protocol.MAX_FRAME`): a part whose inputs are larger in all is split,
+    and each further request is sent once the answers to the one before
+    are read (sending it sooner could leave both ends blocked writing)."""
 
     def __init__(
         self, talk: Session, ref: int, encoded: tuple[list[object], list[tuple[wire.Codec, int]]]
     ) -> None:
-        self.talk = talk
+        self.talk, self.ref = talk, ref
         payloads, self.pending = encoded
         self.pending.reverse()
+        self.unsent = [payloads]
+        self.asked = 0
+        """Answers of the requests sent that are still to be read."""
         talk.epoch += 1
-        talk.hand_over_world()
-        talk.chan.send(protocol.Op(ref=ref, op="map", args=payloads, rand=talk.child_random()))
         talk.unread += len(payloads)
         _streams.append(self)
+        self._ask_next()  # the child starts on the inputs at once
 
     def __iter__(self) -> Answers:
         return self
@@ -57,10 +64,30 @@ class Answers:
     def __next__(self) -> Any:
         if not self.pending:
             raise StopIteration
+        if not self.asked:  # the answers to the last request are all read
+            self._ask_next()
         reply = self.talk.reply()
         codec, sent = self.pending.pop()
+        self.asked -= 1
         self.talk.unread -= 1
         return self.talk.answer(reply, codec, sent)
+
+    def _ask_next(self) -> None:
+        """Send the next request: as many of the unsent inputs as fit in one
+        frame, halving where they do not (one input alone goes as it is)."""
+        self.talk.hand_over_world()
+        batch = self.unsent.pop()
+        rand = self.talk.child_random()  # read once: it is sent once
+        while True:
+            op = protocol.Op(ref=self.ref, op="map", args=batch, rand=rand)
+            frame = protocol.encode_frame(op)
+            if len(frame) <= protocol.MAX_FRAME or len(batch) == 1:
+                break
+            half = len(batch) // 2
+            self.unsent.append(batch[half:])
+            batch = batch[:half]
+        self.talk.chan.send_frame(frame)
+        self.asked = len(batch)
 
 
 class OneByOne:

@@ -49,8 +49,12 @@ class Channel:
         self.sock.close()
 
     def send(self, msg: object) -> None:
+        self.send_frame(protocol.encode_frame(msg))
+
+    def send_frame(self, frame: bytes) -> None:
+        """Write one frame already encoded (`protocol.encode_frame`)."""
         try:
-            frames.write_all(self.fd, protocol.encode_frame(msg))
+            frames.write_all(self.fd, frame)
         except OSError:
             raise CandidateGone(
                 "the candidate's process ended before the check completed"
