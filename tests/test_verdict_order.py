@@ -1,7 +1,8 @@
 """A verdict does not depend on which jobs ran before it in the slot: a
 test that changes its process's state (the decimal context, the recursion
 limit, the int digit limit, a module's attribute, the working directory,
-the environment, a builtin, a file) leaves the next check as it found it. Each case runs an
+the environment, a builtin, a file, a thread it leaves running, the
+``random`` state) leaves the next check as it found it. Each case runs an
 honest problem alone, then a problem whose test makes the change, then the
 honest problem again, in one slot in that order, through the real engine;
 the honest answer must be judged the same both times."""
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from scored import score, write_set
 
+from aioeval.sandbox.protocol import RANDOM_SEED
 from aioeval.types import CandidateResult
 
 # name: (the honest problem's test, its entry, its answer, the changing test's setup)
@@ -61,6 +63,25 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "div",
         "    return a // b\n",
         "import builtins\nbuiltins.abs = lambda x: 0\n",
+    ),
+    "a thread left running": (
+        "import threading\ndef check(candidate):\n"
+        "    assert threading.active_count() == 1\n"
+        "    assert threading.current_thread() is threading.main_thread()\n"
+        "    out = []\n"
+        "    worker = threading.Thread(target=lambda: out.append(candidate(6, 3)))\n"
+        "    worker.start()\n    worker.join(30)\n    assert out == [2]\n",
+        "div",
+        "    return a // b\n",
+        "import threading\nthreading.Thread(target=threading.Event().wait).start()\n",
+    ),
+    "the random module's state": (
+        f"import random\ndef check(candidate):\n"
+        f"    assert random.getstate() == random.Random({RANDOM_SEED}).getstate()\n"
+        "    assert candidate(6, 3) == 2\n",
+        "div",
+        "    return a // b\n",
+        "import random\nrandom.seed(7)\nrandom.random()\n",
     ),
     "a file left behind": (
         "import os\ndef check(candidate):\n"

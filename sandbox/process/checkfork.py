@@ -127,8 +127,9 @@ class CheckFork:
         self.mounts = "disk-tmpfs" in self.conf.layers
         self.workdir = os.path.join(self.work_root, "check")
         # Each check inherits this environment: the engine's allowlisted one,
-        # with the check's work dir as HOME and TMPDIR.
-        os.environ["HOME"] = os.environ["TMPDIR"] = self.workdir
+        # with the check's work dir (the shared one, where there is one) as
+        # HOME and TMPDIR.
+        os.environ["HOME"] = os.environ["TMPDIR"] = self.conf.shared_dir or self.workdir
         self.limits: dict[str, float | int | None] = {
             "memory_mb": hello.memory_mb,
             "fsize_mb": hello.fsize_mb,
@@ -182,7 +183,7 @@ class CheckFork:
             r, w = os.pipe()
             if self.conf.pids is not None:
                 self.conf.pids.next()
-            pid = os.fork()
+            pid = forkparent.fork()
         except Exception as exc:
             os.close(fd)
             reason = f"the verifier could not start a check: {exc!r}"
@@ -291,11 +292,11 @@ class CheckFork:
             limits = {**self.limits, "cpu_s": cpu_s + CPU_MARGIN_S}
             # In a shared dir the test's files stay read-only to the candidate.
             os.umask(0o022)
-            env = None
             if wdir == self.conf.shared_dir:
-                env = dict(os.environ)
                 sharedwd.readable_tempfiles(shared=True)
-            harness.isolate(w, 1, wdir, env, limits, fd, self._confine)
+            if os.environ.get("HOME") != wdir:
+                os.environ["HOME"] = os.environ["TMPDIR"] = wdir
+            harness.isolate(w, 1, wdir, None, limits, fd, self._confine)
         except BaseException as exc:
             frames.write_all(w, SETUP + f"the verifier could not isolate a check: {exc!r}".encode())
             os._exit(71)

@@ -1,7 +1,7 @@
 """What the two processes that fork one confined child per job share: a
 template (one candidate per child) and a verifier (one check per child).
 
-`process_layers` lists their layers in the order reported (after
+`fork` forks without Python's own after-fork work; `process_layers` lists their layers in the order reported (after
 `layers.setup`), covering the answer keys; `protect_from_oom` keeps the
 kernel's OOM killer on the children; `wait` collects a child's report from
 its private pipe into a buffer of the parent's own (never into a Python
@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import select
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,28 @@ BASE = ("rlimits", "process-group", "fresh-env", "workdir")
 """Layers every such process has, in any mode."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_held = ctypes.PyDLL(None, use_errno=True)
+"""The C library, called with the GIL held."""
+
+
+def fork() -> int:
+    """`os.fork` for a process of one thread, without Python's work in the
+    child: the C library's fork (its own ``pthread_atfork`` handlers run),
+    called with the GIL held. That work (the ``os.register_at_fork`` hooks:
+    ``threading`` rebuilding its thread table and locks, ``logging`` its
+    handlers' locks, ``random`` reseeding itself from the system; the
+    interpreter's locks) undoes what other threads left mid-way at the fork.
+    With one thread nothing is held or half-done, so the child's state is
+    the parent's as it stands, and the child skips some fifty page copies
+    of that work. Each child sets ``random`` to its own start state anyway.
+    With more threads than one: `os.fork`."""
+    if threading.active_count() != 1:
+        return os.fork()
+    pid = int(_held.fork())
+    if pid < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return pid
 
 
 def process_layers(conf: Confinement, hide: list[str], isolation: str) -> list[str]:

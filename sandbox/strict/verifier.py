@@ -343,6 +343,7 @@ def _warm() -> None:
     for name in WARM:
         importlib.import_module(name)
     world.prepare()
+    unshared.prepare()
 
 
 def main() -> None:

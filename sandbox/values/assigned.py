@@ -56,8 +56,10 @@ class Assigned:
 
     def __init__(self, attributes: set[str]) -> None:
         self.watched: list[tuple[str, Any, str, Any]] = [("sys", sys, "stdin", sys.stdin)]
-        for name, module in list(sys.modules.items()):
-            if not attributes or len(self.watched) >= MAX_WATCHED:
+        # Only for a test that assigns attributes: a look at every module
+        # copies their pages in a check's process.
+        for name, module in list(sys.modules.items()) if attributes else ():
+            if len(self.watched) >= MAX_WATCHED:
                 break
             if not isinstance(module, types.ModuleType) or name.startswith(_OWN):
                 continue

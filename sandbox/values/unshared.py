@@ -17,8 +17,23 @@ import os
 from typing import Any
 
 
-def _read() -> dict[str, Any]:
-    out: dict[str, Any] = {f"builtins.{k}": id(v) for k, v in vars(builtins).items()}
+def _builtins() -> dict[str, Any]:
+    return {f"builtins.{k}": id(v) for k, v in vars(builtins).items()}
+
+
+_AT_FORK: dict[str, Any] = {}
+"""The builtins as the verifier process holds them before it forks its
+checks (`prepare`): every check starts with them, so a check does not
+read them at its start (a look at each copies its page)."""
+
+
+def prepare() -> None:
+    """In the verifier process, once, before it forks any check."""
+    _AT_FORK.update(_builtins())
+
+
+def _read(start: bool = False) -> dict[str, Any]:
+    out = dict(_AT_FORK) if start and _AT_FORK else _builtins()
     try:
         out["the working directory"] = os.getcwd()
     except OSError:
@@ -30,7 +45,7 @@ class Unshared:
     """The readings at the start of a check."""
 
     def __init__(self, handed: set[str] | None = None) -> None:
-        self.start = _read()
+        self.start = _read(start=True)
         self.handed = handed or set()
         """Names whose changes the candidate's process is handed (`assigned`)."""
 
