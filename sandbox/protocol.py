@@ -387,6 +387,11 @@ class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
     out: str = ""
     err: str = ""
     """See `Op`."""
+    kept: list[int] = []
+    """From the child: numbers of the request's containers it still holds,
+    for both sides to keep in sync from now on (see `kept`)."""
+    shared: list[Any] = []
+    """From the child: ``[k, tree]`` of each kept container it changed."""
 
 
 class Logged(msgspec.Struct, frozen=True, tag="logged", array_like=True):
@@ -411,7 +416,7 @@ def encode_frame(msg: object) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-_TREES = frozenset({"args", "value", "writeback", "names"})
+_TREES = frozenset({"args", "value", "writeback", "names", "shared"})
 """The fields of a channel message that hold value trees (see `wire`)."""
 
 

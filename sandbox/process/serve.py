@@ -29,9 +29,8 @@ import msgspec
 
 from .. import frames, protocol
 from ..values import (
-    asyncrun,
     described,
-    fieldsof,
+    kept,
     logtap,
     mirror,
     plaincall,
@@ -39,20 +38,14 @@ from ..values import (
     wire,
     world,
 )
-from . import childio, fields
+from . import childio, fields, operations
 from .proxy import Proxy
 
 _type = type
 _id = id
 _len = len
 _str = str
-_repr = repr
-_format = format
-_iter = iter
-_next = next
 _getattr = getattr
-_setattr = setattr
-_delattr = delattr
 _isinstance = isinstance
 _issubclass = issubclass
 _exec = exec
@@ -62,7 +55,6 @@ _recv_soon = frames.recv_soon
 _socket = socket.socket
 _exit = os._exit
 _random_setstate = random.setstate
-_run_coroutine = asyncrun.run_nested
 _FunctionType = types.FunctionType
 _BaseException = BaseException
 _Exception = Exception
@@ -149,6 +141,9 @@ class _Peer:
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
+        self.kept = kept.Kept()
+        self.held: list[tuple[int, object]] = []
+        """The last request's containers this side still holds (`kept.held`)."""
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
@@ -278,6 +273,8 @@ class _Peer:
             world.apply(op.args, self.codec().decode, self.scope)
             self.mirror.agree()
             return protocol.Reply(ok=True)
+        if op.ref == world.REF and op.op in ("kept", "keepnames"):
+            return self._share(op)
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr
@@ -286,14 +283,51 @@ class _Peer:
             ok, value, writeback = self._serve(op)
         finally:
             sys.stdout, sys.stderr = saved
+        shared: list[Any] = []
         try:
             self.fields.flush()
             self.hand_back()
+            shared = self.kept.changes(self.codec(self.kept.codec_memo()))
         except _BaseException as exc:  # a write the verifier refused
             ok, value, writeback = False, self._raised(exc), []
+        held, self.held = self.held, []
+        for _, obj in held:
+            self.kept.add(obj)
         out, err = self.out.take(), self.err.take()
         self.send_logs()
-        return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
+        return protocol.Reply(
+            ok=ok,
+            value=value,
+            writeback=writeback,
+            out=out,
+            err=err,
+            kept=[n for n, _ in held],
+            shared=shared,
+        )
+
+    def _share(self, op: protocol.Op) -> protocol.Reply:
+        """The verifier's side of `kept`: refill what the test changed in
+        the containers both sides hold, or start holding the program's
+        globals the test names (answering which, and what they hold)."""
+        if op.op == "kept":
+            try:
+                self.kept.apply(op.args, self.codec(self.kept.codec_memo()))
+            except _BaseException as exc:
+                return protocol.Reply(ok=False, value=self._raised(exc))
+            return protocol.Reply(ok=True)
+        names = op.args if _type(op.args) is list else []
+        start, found = _len(self.kept.objects), []
+        for i, name in enumerate(names):
+            obj = self.scope.get(name) if _type(name) is _str else None
+            if _type(obj) in _MUTABLE and self.kept.add(obj):
+                found.append(i)
+        codec = self.codec(self.kept.codec_memo())
+        try:
+            new = range(start, _len(self.kept.objects))
+            shared = [[k, codec.contents(self.kept.objects[k], 0)] for k in new]
+        except _BaseException as exc:
+            return protocol.Reply(ok=False, value=self._raised(exc))
+        return protocol.Reply(ok=True, value=found, shared=shared)
 
     def answer_each(self, op: protocol.Op) -> None:
         """A data test's inputs at once (`answers` in the verifier): call
@@ -317,11 +351,21 @@ class _Peer:
             args = plaincall.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None
             if args is not None:  # plain arguments: no containers to number
                 value = self.perform(op, args)
-                return True, value if plaincall.own_tree(value) else codec.encode(value), []
+                if plaincall.own_tree(value):
+                    return True, value, []
+                tree = codec.encode(value)
+                value = None
+                held = kept.held(codec.memo, [], self.kept, True)
+                self.held = [(n, codec.memo[n]) for n in held]
+                return True, tree, []
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
+            before = kept.counts(codec.memo)
             value = self.perform(op, args)
             tree = codec.encode(value)
+            value = None
+            held = kept.held(codec.memo, before, self.kept, op.op in _ANSWERS)
+            self.held = [(n, codec.memo[n]) for n in held]
             return True, tree, codec.writeback(snaps)
         except _BaseException as exc:
             try:
@@ -340,58 +384,15 @@ class _Peer:
         return described.exception_tree(exc, self.codec())
 
     def perform(self, op: protocol.Op, args: Any) -> Any:
-        name = op.op
-        if op.ref == -1:  # a global of the program, looked up now
-            fn = self.scope.get(args[0])
-            if fn is None:
-                raise NameError(f"name {args[0]!r} is not defined")
-            return fn(*args[1], **(args[2] or {}))  # type: ignore[operator]
-        target = self.objects[op.ref]
-        if name == "call":
-            return target(*args[0], **(args[1] or {}))  # type: ignore[operator]
-        if name == "build":  # a call, and the attributes of what it made
-            made = target(*args[0], **(args[1] or {}))  # type: ignore[operator]
-            return [made, None if _isinstance(made, type) else described.state(made)]
-        if name == "getattr":
-            return _getattr(target, args)
-        if name == "setattr":
-            return _setattr(target, args[0], args[1])
-        if name == "delattr":
-            return _delattr(target, args)
-        if name == "iter":
-            return _iter(target)  # type: ignore[call-overload]
-        if name == "next":
-            return _next(target)  # type: ignore[call-overload]
-        if name == "len":
-            return _len(target)  # type: ignore[arg-type]
-        if name == "getitem":
-            return target[args]  # type: ignore[index]
-        if name == "setitem":
-            target[args[0]] = args[1]  # type: ignore[index]
-            return None
-        if name == "delitem":
-            del target[args]  # type: ignore[attr-defined]
-            return None
-        if name == "str":
-            return _str(target)
-        if name == "repr":
-            return _repr(target)
-        if name == "format":
-            return _format(target, args)
-        if name == "isinstance":
-            return _isinstance(args, target)  # type: ignore[arg-type]
-        if name == "plain":
-            return described.as_base(target)
-        if name == "state":
-            return described.state(target)
-        if name == "fields":  # see `fieldsof`: none of the program's code runs
-            most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
-            return fieldsof.fields_of(target, most, fieldsof.plain)
-        if name == "await":  # a coroutine, run to its end on a loop of its own
-            return _run_coroutine(target)  # type: ignore[arg-type]
-        raise TypeError(f"unknown operation {name!r}")
+        return operations.perform(self.scope, self.objects, op, args)
 
 
+_MUTABLE = frozenset(wire.MUTABLE)
+_ANSWERS = frozenset({"call", "getattr", "getitem", "next"})
+"""Requests whose answer is the test's own value: a container in it that
+the candidate's code also holds is shared (`kept`). What a ``build`` or a
+``state`` read reports of an object is not (the test reads it through the
+object's handle)."""
 _QUIET = frozenset({"fields", "setattrs"})
 """Requests that run none of the test's code (see `fields`)."""
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import fieldsof, logtap, mirror, plaincall, wire, world
+from ..values import fieldsof, kept, logtap, mirror, plaincall, wire, world
 from . import skeleton, standins, testobjects, testrandom, twins
 from .handles import (
     BASES,
@@ -87,6 +87,8 @@ class Session(standins.Standins):
         """Fields of the child's objects, read at `fields_epoch` (`field`)."""
         self.opaque: set[int] = set()
         self.fields_epoch, self.batch = -1, fieldsof.FIRST
+        self.kept = kept.Kept()
+        """Containers both the test and the candidate hold (`kept`)."""
 
     # --- wire hooks ---------------------------------------------------------
 
@@ -237,17 +239,52 @@ class Session(standins.Standins):
             raise CheckSetupError(f"the test passed a value that cannot be sent: {exc}") from None
 
     def hand_over_world(self) -> None:
-        """Send the process state the test changed since the last request (`world`)."""
+        """Send the process state the test changed since the last request
+        (`world`), and what it changed in the containers both sides hold."""
         changed = self.world.changes(self.codec().encode) if self.world else None
         if changed is not None:
             self._exchange(protocol.Op(ref=world.REF, op="world", args=changed))
+        if self.kept.objects:
+            try:
+                items = self.kept.changes(self._kept_codec())
+            except wire.NotData as exc:
+                raise CheckSetupError(
+                    f"the test passed a value that cannot be sent: {exc}"
+                ) from None
+            if items:
+                self.answer(self._exchange(protocol.Op(ref=world.REF, op="kept", args=items)))
 
-    def answer(self, reply: protocol.Reply, codec: wire.Codec, sent: int) -> Any:
+    def keep_names(self, scope: dict[str, Any], names: list[str]) -> None:
+        """Hold the prompt's containers ``names`` (module-level lists, dicts,
+        sets) in sync with the program's of the same names: one object in
+        one program, which the candidate's code may change and the test
+        reads, or the other way round."""
+        reply = self._exchange(protocol.Op(ref=world.REF, op="keepnames", args=names))
+        found = reply.value if reply.ok and type(reply.value) is list else []
+        for i in found[: len(names)]:
+            if type(i) is not int or not 0 <= i < len(names):
+                raise CandidateError("the candidate's process sent a malformed message")
+            self.kept.add(scope[names[i]])
+        try:
+            self.kept.apply(reply.shared, self._kept_codec())
+        except (wire.NotData, TypeError) as exc:
+            raise CandidateError(f"the candidate sent back {exc}") from None
+
+    def _kept_codec(self) -> wire.Codec:
+        return self.codec(self.kept.codec_memo())
+
+    def answer(self, reply: protocol.Reply, codec: wire.Codec | None = None, sent: int = 0) -> Any:
         """The value ``reply`` carries (raised, if the candidate's code
         raised), with what the callee changed written back into the first
-        ``sent`` containers ``codec`` numbered for the request."""
-        if reply.ok and not reply.writeback and type(reply.value) in wire.PLAIN:
+        ``sent`` containers ``codec`` numbered for the request, and into
+        the containers both sides hold (`kept`)."""
+        if (
+            reply.ok
+            and not (reply.writeback or reply.kept or reply.shared)
+            and type(reply.value) in wire.PLAIN
+        ):
             return reply.value  # what decode would make of it
+        codec = codec or self.codec()
         try:
             value = codec.decode(reply.value)
             if type(reply.writeback) is not list:
@@ -258,6 +295,8 @@ class Session(standins.Standins):
                 if not 0 <= item[0] < sent:
                     raise wire.NotData("write-back to an unknown container")
                 codec.refill(codec.memo[item[0]], item[1])
+            self.kept.apply(reply.shared, self._kept_codec())
+            self._hold(reply.kept, codec.memo)
         except wire.NotData as exc:
             raise CandidateError(f"the candidate sent back {exc}") from None
         except TypeError as exc:  # an unhashable key or set item
@@ -267,6 +306,17 @@ class Session(standins.Standins):
                 raise value
             raise CandidateError("the candidate's process sent a malformed exception")
         return value
+
+    def _hold(self, numbers: list[int], memo: list[Any]) -> None:
+        """Keep the request's containers the child still holds (`kept`)."""
+        for n in numbers:
+            if not 0 <= n < len(memo) or type(memo[n]) not in _MUTABLE:
+                raise wire.NotData("an unknown container to keep")
+            if not self.kept.add(memo[n]):
+                _told(
+                    f"strict scoring follows at most {kept.MAX_KEPT} containers"
+                    " that both the test and the candidate hold"
+                )
 
     def child_random(self) -> object:
         """The state of ``random`` for the child, if the test changed it
@@ -368,6 +418,9 @@ class Session(standins.Standins):
             name = base.__name__
         # The child names it by this number if it raises it on to us.
         return ["e", name, "", None, args, self._own(exc)]
+
+
+_MUTABLE = frozenset(wire.MUTABLE)
 
 
 def _told(reason: str) -> None:

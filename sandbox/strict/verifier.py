@@ -45,7 +45,7 @@ import msgspec
 
 from .. import frames, protocol
 from ..process import checkfork
-from ..values import unshared, world
+from ..values import unshared, wire, world
 from . import answers, handles, session, testrandom, timers
 from .channel import Channel
 from .testcode import Capture, Compiled, TestBroken, guarded
@@ -262,6 +262,13 @@ class Verifier:
             elif name != entry and isinstance(trusted, type):
                 talk.guard_class(name, value, trusted)
             scope[name] = value
+        shared = [
+            name
+            for name in sorted(wanted)
+            if type(prelude.get(name)) in wire.MUTABLE and scope.get(name) is prelude[name]
+        ]
+        if shared:  # the prompt's containers: one object each in one program
+            talk.keep_names(scope, shared)
         if entry not in found:
 
             def candidate(*args: Any, **kwargs: Any) -> Any:

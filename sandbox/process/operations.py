@@ -1,0 +1,83 @@
+"""What each request of the verifier's does in the candidate's child.
+
+A `handles.Handle` in the verifier forwards an operation (a call, an
+attribute read, iteration, ``len``, ...) on one of the child's objects;
+`perform` does it here, with the candidate's own code, and returns what the
+serving loop (`serve`) encodes back. Names are bound at import, before any
+candidate code runs, so rebinding builtins cannot change what is done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import protocol
+from ..values import asyncrun, described, fieldsof
+
+_type = type
+_len = len
+_str = str
+_repr = repr
+_format = format
+_iter = iter
+_next = next
+_getattr = getattr
+_setattr = setattr
+_delattr = delattr
+_isinstance = isinstance
+_run_coroutine = asyncrun.run_nested
+
+
+def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, args: Any) -> Any:
+    """Do ``op`` with ``args`` on the program's global (``ref`` -1) or on
+    the object the verifier's handle ``ref`` names."""
+    name = op.op
+    if op.ref == -1:  # a global of the program, looked up now
+        fn = scope.get(args[0])
+        if fn is None:
+            raise NameError(f"name {args[0]!r} is not defined")
+        return fn(*args[1], **(args[2] or {}))  # type: ignore[operator]
+    target = objects[op.ref]
+    if name == "call":
+        return target(*args[0], **(args[1] or {}))  # type: ignore[operator]
+    if name == "build":  # a call, and the attributes of what it made
+        made = target(*args[0], **(args[1] or {}))  # type: ignore[operator]
+        return [made, None if _isinstance(made, type) else described.state(made)]
+    if name == "getattr":
+        return _getattr(target, args)
+    if name == "setattr":
+        return _setattr(target, args[0], args[1])
+    if name == "delattr":
+        return _delattr(target, args)
+    if name == "iter":
+        return _iter(target)  # type: ignore[call-overload]
+    if name == "next":
+        return _next(target)  # type: ignore[call-overload]
+    if name == "len":
+        return _len(target)  # type: ignore[arg-type]
+    if name == "getitem":
+        return target[args]  # type: ignore[index]
+    if name == "setitem":
+        target[args[0]] = args[1]  # type: ignore[index]
+        return None
+    if name == "delitem":
+        del target[args]  # type: ignore[attr-defined]
+        return None
+    if name == "str":
+        return _str(target)
+    if name == "repr":
+        return _repr(target)
+    if name == "format":
+        return _format(target, args)
+    if name == "isinstance":
+        return _isinstance(args, target)  # type: ignore[arg-type]
+    if name == "plain":
+        return described.as_base(target)
+    if name == "state":
+        return described.state(target)
+    if name == "fields":  # see `fieldsof`: none of the program's code runs
+        most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
+        return fieldsof.fields_of(target, most, fieldsof.plain)
+    if name == "await":  # a coroutine, run to its end on a loop of its own
+        return _run_coroutine(target)  # type: ignore[arg-type]
+    raise TypeError(f"unknown operation {name!r}")

@@ -1,0 +1,155 @@
+"""Containers both sides hold across requests: one program's aliasing.
+
+In one program a list the test passes and the candidate keeps
+(``self.items = items``), or one the candidate returns while it keeps it
+(``return self.items``), is one object: what either side's code does to it
+later, the other side sees. On the channel each request's containers are
+fresh copies (`wire`), written back only for that request. So after each
+request the child names the request's containers its side still holds
+(`held`), both sides put them in a `Kept` table of the same numbering, and
+before the other side's code runs again each side sends what changed in
+its table since (`Kept.changes`) for the other to refill (`Kept.apply`).
+A prompt's module-level container that the test names is kept from the
+start: the test's and the program's are one object in one program.
+
+Imports only the standard library and `wire`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from . import wire
+
+MAX_KEPT = 1024
+"""Containers a check keeps in sync at most: each costs a comparison per
+request on both sides. One past it fails the check with a named reason in
+the verifier, never left out in silence."""
+
+_getrefcount = sys.getrefcount
+_type = type
+_id = id
+_len = len
+_MUTABLE = frozenset(wire.MUTABLE)
+
+
+class Kept:
+    """One side's held containers, numbered as the other side's are, with
+    what each held when the two sides last agreed."""
+
+    def __init__(self) -> None:
+        self.objects: list[Any] = []
+        self.snaps: list[object] = []
+
+    def add(self, obj: Any) -> bool:
+        """Keep ``obj`` in sync from now on; false (and left out) past
+        `MAX_KEPT`, which both sides apply alike, the verifier refusing."""
+        if _len(self.objects) >= MAX_KEPT:
+            return False
+        self.objects.append(obj)
+        self.snaps.extend(wire.snapshot([obj]))
+        return True
+
+    def changes(self, codec: wire.Codec) -> list[Any]:
+        """``[k, contents]`` of each kept container changed since the sides
+        last agreed, encoded with ``codec`` (whose memo starts as the
+        table, so one kept container inside another is named, not copied)."""
+        if not self.objects:
+            return []
+        out = [
+            [k, codec.contents(self.objects[k], 0)] for k in wire.changed(self.objects, self.snaps)
+        ]
+        if out:
+            self.snaps = wire.snapshot(self.objects)
+        return out
+
+    def apply(self, items: object, codec: wire.Codec) -> None:
+        """Refill the kept containers ``items`` names (see `changes`);
+        raises `wire.NotData` on anything malformed."""
+        if _type(items) is not list:
+            raise wire.NotData("malformed kept containers")
+        for item in items:
+            if _type(item) is not list or _len(item) != 2 or _type(item[0]) is not int:
+                raise wire.NotData("malformed kept containers")
+            if not 0 <= item[0] < _len(self.objects):
+                raise wire.NotData("an unknown kept container")
+            codec.refill(self.objects[item[0]], item[1])
+        if items:
+            self.snaps = wire.snapshot(self.objects)
+
+    def codec_memo(self) -> list[Any]:
+        """A fresh memo for a codec of the table's exchanges (see `changes`)."""
+        return list(self.objects)
+
+
+def counts(memo: list[Any]) -> list[int]:
+    """The reference counts of a request's containers before the call."""
+    return [_getrefcount(o) for o in memo]
+
+
+def held(memo: list[Any], before: list[int], table: Kept, answer: bool) -> list[int]:
+    """Numbers of the request's containers that something besides the
+    request itself still holds once the call returned and its answer was
+    encoded: an argument whose count grew (the callee stored it), or a
+    container of the answer referenced from outside the answer (the
+    callee's own state), where ``answer`` says the answer is the caller's
+    own value. References from other containers of the answer
+    are the answer's; one from elsewhere that the callee dropped later
+    costs a comparison per request, never a wrong verdict. Containers the
+    table already holds are left out."""
+    inner = _inner(memo, {_id(o) for o in memo[_len(before) :]})
+    known = {_id(o) for o in table.objects}
+    out: list[int] = []
+    for n in range(_len(memo)):
+        o = memo[n]
+        if _type(o) not in _MUTABLE or _id(o) in known:
+            continue
+        if n < _len(before):
+            if _getrefcount(o) > before[n]:
+                out.append(n)
+        elif answer and _getrefcount(o) > _ALONE + inner.get(_id(o), 0):
+            out.append(n)
+    return _within(memo, out, known)
+
+
+def _within(memo: list[Any], out: list[int], known: set[int]) -> list[int]:
+    """``out`` and the request's containers inside them, at any depth: a
+    list inside a kept dict is shared through it (``config["words"]``)."""
+    number = {_id(o): n for n, o in enumerate(memo)}
+    seen = set(out)
+    todo = list(out)
+    while todo:
+        for x in _items(memo[todo.pop()]):
+            n = number.get(_id(x))
+            if n is not None and n not in seen and _id(x) not in known:
+                seen.add(n)
+                todo.append(n)
+    return sorted(seen)
+
+
+def _items(o: Any) -> Any:
+    t = _type(o)
+    if t is list or t is set or t is _Deque:
+        return o
+    if t in _MUTABLE and t is not bytearray:
+        return [x for pair in o.items() for x in pair]
+    return ()
+
+
+def _inner(memo: list[Any], returned: set[int]) -> dict[int, int]:
+    """How many references each of the answer's containers has from the
+    request's containers (a function of its own: its names are gone when
+    `held` reads the counts)."""
+    inner: dict[int, int] = {}
+    for o in memo:
+        for x in _items(o):
+            if _id(x) in returned:
+                inner[_id(x)] = inner.get(_id(x), 0) + 1
+    return inner
+
+
+_Deque = wire._deque
+_ALONE = 3
+"""A container's count held only by a memo list, as `held` reads it: the
+memo, the loop's name and `sys.getrefcount`'s argument."""
