@@ -81,6 +81,15 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    def __init__(self, xs):\n        self.xs = list(xs)\n    def __len__(self):\n        return len(self.xs)\n    def __getitem__(self, i):\n        return self.xs[i]\n    def __iter__(self):\n        return iter(self.xs)\n    def __contains__(self, x):\n        return x in self.xs\n",
         "    def __init__(self, xs):\n        self.xs = list(xs)[::-1]\n    def __len__(self):\n        return len(self.xs)\n    def __getitem__(self, i):\n        return self.xs[i]\n    def __iter__(self):\n        return iter(self.xs)\n    def __contains__(self, x):\n        return x in self.xs\n",
     ),
+    "candidate's iterator whose __iter__ is not itself": (
+        'class Countdown:\n    """Countdown(n) yields n..1 and is its own iterator (iter(c) is c)."""\n',
+        "def check(candidate):\n    c = candidate(3)\n    assert iter(c) is c\n    assert next(c) == 3 and list(c) == [2, 1] and list(c) == []\n",
+        "Countdown",
+        "    def __init__(self, n):\n        self.n = n\n    def __iter__(self):\n        return self\n"
+        "    def __next__(self):\n        if self.n <= 0:\n            raise StopIteration\n        self.n -= 1\n        return self.n + 1\n",
+        "    def __init__(self, n):\n        self.n = n\n    def __iter__(self):\n        return iter(range(self.n, 0, -1))\n"
+        "    def __next__(self):\n        if self.n <= 0:\n            raise StopIteration\n        self.n -= 1\n        return self.n + 1\n",
+    ),
     "candidate's object in an f-string and str": (
         'class Point:\n    """__str__ gives (x, y)"""\n',
         "def check(candidate):\n    p = candidate(1, 2)\n    assert str(p) == '(1, 2)' and f'{p}' == '(1, 2)' and '%s' % p == '(1, 2)'\n    assert f'{p!r}'.startswith('<') or True\n",

@@ -56,6 +56,7 @@ _BaseException = BaseException
 _Exception = Exception
 _len = len
 _id = id
+_FunctionType = types.FunctionType
 
 
 def flags(v: Any) -> int:
@@ -63,8 +64,8 @@ def flags(v: Any) -> int:
     flags = 0
     if _callable(v):
         flags |= CALLABLE
-    if _hasattr(t, "__next__"):
-        flags |= ITERATOR
+    if _hasattr(t, "__next__") and _type(_getattr(t, "__iter__", None)) is not _FunctionType:
+        flags |= ITERATOR  # its own iterator: an ``__iter__`` of the program's may not be
     if _hasattr(t, "__iter__"):
         flags |= ITERABLE
     if _getattr(t, "__eq__", None) is _object_eq:
