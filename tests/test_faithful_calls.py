@@ -17,6 +17,17 @@ from aioeval.types import CandidateResult
 
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "a decorator that keeps its function's name and docstring": (
+        'import functools\n\n\ndef counted(fn):\n    """fn wrapped with functools.wraps, counting calls in .calls"""\n',
+        "def check(candidate):\n    @candidate\n    def add(a, b=1):\n        'adds'\n        return a + b\n"
+        "    assert add(1, b=2) == 3 and add.calls == 1\n"
+        "    assert add.__name__ == 'add' and add.__doc__ == 'adds', (add.__name__, add.__doc__)\n",
+        "counted",
+        "    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        wrapper.calls += 1\n        return fn(*a, **k)\n"
+        "    wrapper.calls = 0\n    return wrapper\n",
+        "    def wrapper(*a, **k):\n        wrapper.calls += 1\n        return fn(*a, **k)\n"
+        "    wrapper.calls = 0\n    return wrapper\n",
+    ),
     # generators and iterators
     "generator summed and zipped": (
         'def squares(n):\n    """yield i*i"""\n',

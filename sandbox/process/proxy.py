@@ -17,10 +17,16 @@ _setattr = setattr
 
 
 class Proxy:
-    """An object of the test's, used from the candidate's code: every use is
-    a request back to the verifier, which runs the test's own code."""
+    # An object of the test's, used from the candidate's code: every use is
+    # a request back to the verifier, which runs the test's own code. No
+    # docstring: ``__doc__`` is the test's object's (``functools.wraps``
+    # copies a function's), read from the verifier.
 
     __slots__ = ("_peer", "_vid")
+
+    @property
+    def __doc__(self) -> Any:  # type: ignore[override]
+        return self._peer.ask(self._vid, "getattr", "__doc__")
 
     def __init__(self, peer: Any, vid: int) -> None:
         object.__setattr__(self, "_peer", peer)

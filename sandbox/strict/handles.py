@@ -80,9 +80,15 @@ class Asker(Protocol):
 
 
 class Handle:
-    """A candidate's object, as the test sees it (see the module docstring)."""
+    # A candidate's object, as the test sees it (see the module docstring).
+    # No docstring: ``__doc__`` is the program's object's (a decorator's
+    # wrapper that copies its function's), read from the child.
 
     __slots__ = ("__weakref__", "_base", "_flags", "_hid", "_name", "_read", "_session")
+
+    @property
+    def __doc__(self) -> Any:  # type: ignore[override]
+        return self._ask("getattr", "__doc__")
 
     def __init__(self, session: Asker, hid: int, flags: int, base: type | None, name: str):
         object.__setattr__(self, "_session", session)

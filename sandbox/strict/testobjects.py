@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -99,6 +100,8 @@ def _readable(target: Any, name: str, test_module: str) -> bool:
     (``return_value``, ``assert_called_with``, ``reset_mock``...): the test's
     code answers what the candidate reads (a ``MagicMock``'s child mocks,
     ``now()`` of a patched ``datetime.datetime``)."""
+    if name in _NAMING and type(target) in _FUNCTIONS:
+        return True  # strings set by ``def``: what a decorator copies
     if name.startswith("_"):
         return False
     if _owned(target, test_module):
@@ -109,6 +112,9 @@ def _readable(target: Any, name: str, test_module: str) -> bool:
     mock = sys.modules.get("unittest.mock")
     return mock is not None and isinstance(target, mock.NonCallableMock) and not hasattr(cls, name)
 
+
+_NAMING = frozenset({"__name__", "__qualname__", "__doc__", "__module__"})
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 _STANDARD_MODULES = frozenset({"_io", "io", "re", "tempfile", "_csv"})
 """Modules whose objects the test may hand the candidate to read and use
