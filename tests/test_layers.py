@@ -143,7 +143,8 @@ SANDBOX_SHARED = {
     "aioeval.sandbox.protocol",
 }
 """What every sandbox process shares: the protocol the engine speaks, frame
-I/O, and the launcher. They import no room."""
+I/O, and the launcher (with the modules of the `protocol` package). They
+import no room."""
 ROOMS = (
     "aioeval.sandbox.isolation",
     "aioeval.sandbox.values",
@@ -160,8 +161,14 @@ def _room(name: str) -> int:
     for index, room in enumerate(ROOMS, start=1):
         if _within(name, room):
             return index
-    assert name in SANDBOX_SHARED, f"{name}: in no room of the sandbox (place it in one)"
+    assert _shared(name), f"{name}: in no room of the sandbox (place it in one)"
     return 0
+
+
+def _shared(name: str) -> bool:
+    """A shared module, or a module of a shared package (`protocol`)."""
+    packages = SANDBOX_SHARED - {"aioeval.sandbox"}
+    return name in SANDBOX_SHARED or any(_within(name, package) for package in packages)
 
 
 def _room_violations(modules: dict[str, Path] = MODULES) -> list[str]:

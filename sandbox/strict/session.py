@@ -10,7 +10,6 @@ instances of the test's own classes, and nothing else.
 
 from __future__ import annotations
 
-import builtins
 import enum
 import random
 import sys
@@ -20,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import fieldsof, kept, logtap, mirror, plaincall, wire, world
-from . import skeleton, standins, testobjects, testrandom, twins
+from ..values import fieldsof, kept, logtap, plaincall, wire, world
+from . import callbacks, skeleton, standins, testrandom, twins
 from .handles import (
     BASES,
     EXC_CLASS,
@@ -43,7 +42,7 @@ MAX_NESTING = 200
 candidate calling back...)."""
 
 
-class Session(standins.Standins):
+class Session(standins.Standins, callbacks.Callbacks):
     """One check's exchange with the child over ``chan`` (a `verifier.Channel`)."""
 
     def __init__(
@@ -313,7 +312,7 @@ class Session(standins.Standins):
             if not 0 <= n < len(memo) or type(memo[n]) not in _MUTABLE:
                 raise wire.NotData("an unknown container to keep")
             if not self.kept.add(memo[n]):
-                _told(
+                callbacks.told(
                     f"strict scoring follows at most {kept.MAX_KEPT} containers"
                     " that both the test and the candidate hold"
                 )
@@ -377,57 +376,5 @@ class Session(standins.Standins):
         finally:
             self.depth -= 1
 
-    # --- answering the child (callbacks into the test's objects) ------------
-
-    def _serve(self, op: protocol.Op) -> protocol.Reply:
-        if op.ref == world.REF and op.op == "world" and self.world is not None:
-            try:  # the child's state (plain data only: no references)
-                tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
-            except (wire.NotData, TypeError):
-                return protocol.Reply(ok=True)
-            mirror.take(tree, self.world.start_cwd, _told)
-            self.world.sync(tree[0] if type(tree) is list and tree else None)
-            return protocol.Reply(ok=True)
-        codec = self.codec()
-        snaps: list[object] = []
-        try:
-            if type(op.ref) is not int or not 0 <= op.ref < len(self.objects):
-                raise AttributeError("no such object")
-            target = self.objects[op.ref]
-            args = codec.decode(op.args)
-            snaps = wire.snapshot(codec.memo)
-            value = testobjects.perform(target, op.op, args, self.test_module)
-            tree = codec.encode(value)
-            return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
-        except Exception as exc:  # the test's own code raised: the child gets it
-            try:  # what the test's code changed before it raised
-                changed = codec.writeback(snaps, raised=True)
-            except Exception:
-                changed = []
-            return protocol.Reply(ok=False, value=self._exc_tree(exc, codec), writeback=changed)
-
-    def _exc_tree(self, exc: BaseException, codec: wire.Codec) -> object:
-        try:
-            args = codec.encode(exc.args)
-        except Exception:
-            args = ["t", [str(exc)[:2000]]]
-        cls = type(exc)
-        name = cls.__name__ if getattr(builtins, cls.__name__, None) is cls else ""
-        if not name:  # not a builtin: the child gets its nearest builtin base
-            base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
-            name = base.__name__
-        # The child names it by this number if it raises it on to us.
-        return ["e", name, "", None, args, self._own(exc)]
-
 
 _MUTABLE = frozenset(wire.MUTABLE)
-
-
-def _told(reason: str) -> None:
-    """A state the candidate's process set that the test's cannot take: the
-    check fails with ``reason`` (`outcomes.Refused.told`)."""
-    Refused.told = Refused.told or str(Refused(reason))
-
-
-def _no_reference(value: object) -> object:
-    raise wire.NotData("a reference in the child's state")

@@ -1,0 +1,82 @@
+"""The verifier's answers to the child's requests: a call of a test's
+function, a read of a test's object, the child's process state handed back
+(`world`), and the exception trees the child gets when the test's code
+raises.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from .. import protocol
+from ..values import mirror, wire, world
+from . import testobjects
+from .outcomes import Refused
+
+
+class Callbacks:
+    """The session's part that serves the child's requests into the test's
+    objects (a mixin of `session.Session`, which owns those objects and the
+    codec)."""
+
+    world: world.World | None
+    objects: list[Any]
+    test_module: str
+
+    def codec(self, memo: list[Any] | None = None) -> wire.Codec:
+        raise NotImplementedError
+
+    def _own(self, v: object) -> int:
+        raise NotImplementedError
+
+    def _serve(self, op: protocol.Op) -> protocol.Reply:
+        if op.ref == world.REF and op.op == "world" and self.world is not None:
+            try:  # the child's state (plain data only: no references)
+                tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
+            except (wire.NotData, TypeError):
+                return protocol.Reply(ok=True)
+            mirror.take(tree, self.world.start_cwd, told)
+            self.world.sync(tree[0] if type(tree) is list and tree else None)
+            return protocol.Reply(ok=True)
+        codec = self.codec()
+        snaps: list[object] = []
+        try:
+            if type(op.ref) is not int or not 0 <= op.ref < len(self.objects):
+                raise AttributeError("no such object")
+            target = self.objects[op.ref]
+            args = codec.decode(op.args)
+            snaps = wire.snapshot(codec.memo)
+            value = testobjects.perform(target, op.op, args, self.test_module)
+            tree = codec.encode(value)
+            return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
+        except Exception as exc:  # the test's own code raised: the child gets it
+            try:  # what the test's code changed before it raised
+                changed = codec.writeback(snaps, raised=True)
+            except Exception:
+                changed = []
+            return protocol.Reply(ok=False, value=self._exc_tree(exc, codec), writeback=changed)
+
+    def _exc_tree(self, exc: BaseException, codec: wire.Codec) -> object:
+        try:
+            args = codec.encode(exc.args)
+        except Exception:
+            args = ["t", [str(exc)[:2000]]]
+        cls = type(exc)
+        name = cls.__name__ if getattr(builtins, cls.__name__, None) is cls else ""
+        if not name:  # not a builtin: the child gets its nearest builtin base
+            base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
+            name = base.__name__
+        # The child names it by this number if it raises it on to us.
+        return ["e", name, "", None, args, self._own(exc)]
+
+
+def told(reason: str) -> None:
+    """What strict scoring cannot follow (a state the candidate's process
+    set that the test's cannot take, too many shared containers): the check
+    fails with ``reason`` (`outcomes.Refused.told`)."""
+    Refused.told = Refused.told or str(Refused(reason))
+
+
+def _no_reference(value: object) -> object:
+    raise wire.NotData("a reference in the child's state")
