@@ -39,8 +39,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import evalplus_fixture  # noqa: E402
+import floor  # noqa: E402
 
 from aioeval.metrics import pass_at_k  # noqa: E402
 
@@ -112,6 +114,23 @@ def run_aioeval(
     return time.perf_counter() - t0
 
 
+def plain_jobs(args: argparse.Namespace, flavor: str, samples: list[dict[str, Any]]) -> Any:
+    """Each sample's function over its base and plus inputs, for `floor`."""
+    rows = {}
+    for line in dataset(args, flavor).read_text().splitlines():
+        row = json.loads(line)
+        rows[row["task_id"]] = row
+    return [
+        {
+            "mode": "call",
+            "code": s["solution"],
+            "entry": rows[s["task_id"]]["entry_point"],
+            "inputs": rows[s["task_id"]]["base_input"] + rows[s["task_id"]]["plus_input"],
+        }
+        for s in samples
+    ]
+
+
 def compare(
     samples: list[dict[str, Any]], theirs: dict[str, Any], ours_dir: Path
 ) -> dict[str, Any]:
@@ -169,14 +188,19 @@ def main() -> None:
             samples = [s for s in samples for _ in range(args.repeat)]
             paths[flavor].write_text("".join(json.dumps(s) + "\n" for s in samples))
             run_evalplus(args, flavor, paths[flavor], args.work / "warm.json")
+            cpu0 = floor.children_cpu()
             theirs_wall = run_evalplus(args, flavor, paths[flavor], args.work / f"{flavor}.json")
+            theirs_cpu = floor.children_cpu() - cpu0
+            plain = floor.measure(plain_jobs(args, flavor, samples), args.min_time_limit)
             theirs = json.loads((args.work / f"{flavor}.json").read_text())
             for scoring in args.scoring.split(","):
                 run_aioeval(
                     args, flavor, paths[flavor], args.work / f"warm-{flavor}-{scoring}", scoring
                 )
                 out = args.work / f"{flavor}-{scoring}"
+                cpu0 = floor.children_cpu()
                 ours_wall = run_aioeval(args, flavor, paths[flavor], out, scoring)
+                ours_cpu = floor.children_cpu() - cpu0
                 row = {
                     "flavor": flavor,
                     "scoring": scoring,
@@ -187,6 +211,9 @@ def main() -> None:
                     "evalplus_wall_s": round(theirs_wall, 2),
                     "aioeval_wall_s": round(ours_wall, 2),
                     "speedup": round(theirs_wall / ours_wall, 2),
+                    "cpu_s": {"evalplus": round(theirs_cpu, 2), "aioeval": round(ours_cpu, 2)},
+                    "floor": floor.floor(plain, args.workers, theirs_wall),
+                    "load": round(os.getloadavg()[0], 1),
                 }
                 print(json.dumps(row), flush=True)
 

@@ -52,6 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import floor
 import lcb_data
 
 Key = tuple[str, int]
@@ -154,6 +155,20 @@ def run_upstream(
     return verdicts, float(metrics["pass@1"]), wall
 
 
+def plain_jobs(problems: list[lcb_data.LcbProblem]) -> list[dict[str, Any]]:
+    """Each answer over its problem's test inputs, for `floor`."""
+    return [
+        {
+            "mode": "stdin" if p.func_name is None else "method",
+            "code": code,
+            "entry": p.func_name or "",
+            "inputs": [i for i, _ in p.tests],
+        }
+        for p in problems
+        for code, _ in p.answers
+    ]
+
+
 def same(ours: str, theirs: str, scoring: str) -> bool:
     """Whether aioeval's status is upstream's verdict (see the docstring)."""
     if ours == "failed":
@@ -199,14 +214,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lcb-parity-") as tmp:
         work = Path(tmp)
         dataset, samples = write_inputs(problems, work)
+        plain = floor.measure(plain_jobs(problems), args.timeout)
         for scoring in args.modes.split(","):
+            cpu0 = floor.children_cpu()
             theirs, their_pass, their_wall = run_upstream(
                 codegen_metrics, problems, workers=args.workers, timeout=args.timeout
             )
+            cpu1 = floor.children_cpu()
             ours, our_pass, our_wall = run_ours(
                 dataset, samples, work / f"ours-{scoring}", scoring=scoring,
                 workers=args.workers, timeout=args.timeout,
             )  # fmt: skip
+            cpu2 = floor.children_cpu()
             disagree = compare(problems, ours, theirs, scoring)
             line = {
                 "bench": "lcb_parity",
@@ -226,6 +245,8 @@ def main() -> None:
                 },
                 "wall_s": {"ours": round(our_wall, 2), "theirs": round(their_wall, 2)},
                 "ratio": round(their_wall / our_wall, 2),
+                "cpu_s": {"ours": round(cpu2 - cpu1, 2), "theirs": round(cpu1 - cpu0, 2)},
+                "floor": floor.floor(plain, args.workers, their_wall),
                 "load": round(os.getloadavg()[0], 1),
             }
             print(json.dumps(line), flush=True)

@@ -83,3 +83,7 @@ def test_upstream_gives_the_same_verdicts() -> None:
     for line in lines:
         assert line["answers"] == 64
         assert (line["disagreements"], line["pass_at_1"]["same"]) == (0, True), line
+        floor = line["floor"]
+        assert floor["inputs"] > 0 and floor["floor_wall_s"] > 0, floor
+        ratio = line["wall_s"]["theirs"] / floor["floor_wall_s"]  # from rounded walls
+        assert floor["best_ratio"] == pytest.approx(ratio, rel=0.02)
