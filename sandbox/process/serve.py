@@ -32,10 +32,12 @@ from ..values import (
     asyncrun,
     described,
     fieldsof,
+    kept,
     logtap,
     mirror,
     plaincall,
     warntap,
+    watched,
     wire,
     world,
 )
@@ -86,6 +88,7 @@ def run(program: str, channel: int) -> NoReturn:
         peer.send(protocol.LoadFailed(status="failed", reason=described.reason(exc)))
         _done()
     peer.scope = scope
+    peer.watched.globals_of(scope)
     peer.logs.take()  # what the program logged as it loaded: before the test
     try:
         names = [[k, peer.codec().encode(v)] for k, v in _defined(scope)]
@@ -149,6 +152,10 @@ class _Peer:
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
+        self.watched = watched.Watched()
+        self.kept = kept.Kept()
+        self.given: list[Any] = []
+        """The containers the call being served was passed (`kept`)."""
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
@@ -236,17 +243,25 @@ class _Peer:
         """Use one of the test's objects (a request to the verifier), one
         request at a time: the candidate's threads (a pool mapping the
         test's function) take turns on the one channel."""
-        with self.turn:
+        if not self.turn.acquire(False):  # another thread's request is out
+            self.mirror.note(["threads", ""])
+            self.turn.acquire()
+        try:
             if op not in _QUIET:  # the test's code may run: it sees the writes
                 self.fields.flush()
                 self.fields.clear()
                 self.hand_back()
             return self._ask(ref, op, args)
+        finally:
+            self.turn.release()
 
     def hand_back(self) -> None:
         """What the candidate's code did to this process's state, to the
         test's (`mirror`), before the test's code runs again."""
-        tree = self.mirror.report()
+        drift = self.kept.drifted()
+        if drift:
+            self._ask(world.REF, "kept", drift)
+        tree = self.mirror.report(self.watched.changed())
         if tree is not None:
             self._ask(world.REF, "world", tree)
 
@@ -278,6 +293,9 @@ class _Peer:
             world.apply(op.args, self.codec().decode, self.scope)
             self.mirror.agree()
             return protocol.Reply(ok=True)
+        if op.op == "kept" and op.ref == world.REF:
+            self.kept.put(self.codec().decode(op.args))
+            return protocol.Reply(ok=True)
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr
@@ -286,6 +304,7 @@ class _Peer:
             ok, value, writeback = self._serve(op)
         finally:
             sys.stdout, sys.stderr = saved
+        held = self.kept.keep(self.given)
         try:
             self.fields.flush()
             self.hand_back()
@@ -293,7 +312,7 @@ class _Peer:
             ok, value, writeback = False, self._raised(exc), []
         out, err = self.out.take(), self.err.take()
         self.send_logs()
-        return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
+        return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err, kept=held)
 
     def answer_each(self, op: protocol.Op) -> None:
         """A data test's inputs at once (`answers` in the verifier): call
@@ -320,6 +339,7 @@ class _Peer:
                 return True, value if plaincall.own_tree(value) else codec.encode(value), []
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
+            self.given = list(codec.memo)
             value = self.perform(op, args)
             tree = codec.encode(value)
             return True, tree, codec.writeback(snaps)
@@ -389,6 +409,8 @@ class _Peer:
             return fieldsof.fields_of(target, most, fieldsof.plain)
         if name == "await":  # a coroutine, run to its end on a loop of its own
             return _run_coroutine(target)  # type: ignore[arg-type]
+        if name == "gather":  # several, side by side on one loop of their own
+            return _run_coroutine(asyncrun.together([target, *args]))
         raise TypeError(f"unknown operation {name!r}")
 
 
