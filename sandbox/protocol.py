@@ -387,10 +387,6 @@ class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
     out: str = ""
     err: str = ""
     """See `Op`."""
-    kept: list[Any] = []
-    """``[n, key]`` for each numbered container of the request that the
-    callee's code kept past the call: the ``kept`` op (``ref`` -2) later
-    brings its changes under ``key`` (see `values.kept`)."""
 
 
 class Logged(msgspec.Struct, frozen=True, tag="logged", array_like=True):

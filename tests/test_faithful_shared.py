@@ -1,10 +1,8 @@
 """What one program shares between the test and the candidate's code and
 two processes hold apart, judged as the single program judges it or named:
 the candidate's coroutines the test runs side by side (run side by side
-in the child too, so a lost update shows), the candidate's threads calling
-the test's function at once, the prompt's module-level containers the
-candidate's code changes, and a container the test passed that the
-candidate's code keeps past the call (kept alike on both sides). ``LIMITS`` are the answers strict scoring cannot
+in the child too, so a lost update shows), and the candidate's threads
+calling the test's function at once while it waits. ``LIMITS`` are the answers strict scoring cannot
 judge as one program does: the result names why, so a wrong answer never
 passes silently.
 
@@ -121,75 +119,6 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    await asyncio.sleep(0)\n    if b == 0:\n        raise ZeroDivisionError('b is 0')\n"
         "    return a / b\n",
     ),
-    "a list the candidate's object must copy, not keep": (
-        "class Inbox:\n"
-        '    """Inbox(messages) keeps its own copy of messages; push(m) adds one; all() -> list."""\n',
-        _d(
-            """
-            def check(candidate):
-                mine = ['hi']
-                box = candidate(mine)
-                box.push('yo')
-                assert box.all() == ['hi', 'yo']
-                assert mine == ['hi'], mine
-            """
-        ),
-        "Inbox",
-        "    def __init__(self, messages):\n        self.m = list(messages)\n"
-        "    def push(self, m):\n        self.m.append(m)\n    def all(self):\n        return list(self.m)\n",
-        "    def __init__(self, messages):\n        self.m = messages\n"
-        "    def push(self, m):\n        self.m.append(m)\n    def all(self):\n        return list(self.m)\n",
-    ),
-    "a dict the candidate's object must fill in the caller's hands": (
-        "class Recorder:\n"
-        '    """Recorder(sink) records into the caller\'s own dict sink: note(k, v) sets sink[k] = v."""\n',
-        _d(
-            """
-            def check(candidate):
-                sink = {}
-                r = candidate(sink)
-                r.note('a', 1)
-                r.note('b', [2])
-                assert sink == {'a': 1, 'b': [2]}, sink
-            """
-        ),
-        "Recorder",
-        "    def __init__(self, sink):\n        self.sink = sink\n"
-        "    def note(self, k, v):\n        self.sink[k] = v\n",
-        "    def __init__(self, sink):\n        self.sink = dict(sink)\n"
-        "    def note(self, k, v):\n        self.sink[k] = v\n",
-    ),
-    "a FIFO over the list it is given, popped on a later call": (
-        'class Queue:\n    """a FIFO over the list it is given (it pops from that list)"""\n',
-        "def check(candidate):\n    xs = [1, 2, 3]\n    q = candidate(xs)\n    assert q.pop() == 1\n"
-        "    assert xs == [2, 3], xs\n",
-        "Queue",
-        "    def __init__(self, items):\n        self.items = items\n\n    def pop(self):\n"
-        "        return self.items.pop(0)\n",
-        "    def __init__(self, items):\n        self.items = list(items)\n\n    def pop(self):\n"
-        "        return self.items.pop(0)\n",
-    ),
-    "a list the test changes after the candidate's object took it": (
-        "class LiveCount:\n"
-        '    """LiveCount(items) watches the caller\'s list live: count() -> its length now."""\n',
-        _d(
-            """
-            def check(candidate):
-                xs = [1]
-                c = candidate(xs)
-                xs.append(2)
-                xs.extend([3, 4])
-                assert c.count() == 4, c.count()
-                del xs[:]
-                assert c.count() == 0
-            """
-        ),
-        "LiveCount",
-        "    def __init__(self, items):\n        self.items = items\n"
-        "    def count(self):\n        return len(self.items)\n",
-        "    def __init__(self, items):\n        self.items = list(items)\n"
-        "    def count(self):\n        return len(self.items)\n",
-    ),
     "a clock the test patches with exactly the readings the answer takes": (
         "import time\n\n\ndef elapsed(fn):\n"
         '    """Seconds fn() took by two readings of time.perf_counter()."""\n',
@@ -204,20 +133,6 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "elapsed",
         "    t0 = time.perf_counter()\n    fn()\n    return time.perf_counter() - t0\n",
         "    t0 = time.perf_counter()\n    fn()\n    return t0 - time.perf_counter()\n",
-    ),
-    "a prompt's module-level dict the answer must leave alone": (
-        "DEFAULTS = {'timeout': 30, 'retries': 3}\n\n\ndef settings(overrides):\n"
-        '    """DEFAULTS merged with overrides; DEFAULTS itself is not changed."""\n',
-        _d(
-            """
-            def check(candidate):
-                assert candidate({'timeout': 5}) == {'timeout': 5, 'retries': 3}
-                assert DEFAULTS == {'timeout': 30, 'retries': 3}, DEFAULTS
-            """
-        ),
-        "settings",
-        "    return {**DEFAULTS, **overrides}\n",
-        "    merged = DEFAULTS\n    merged.update(overrides)\n    return merged\n",
     ),
 }
 
@@ -242,16 +157,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "failed",
         "strict scoring: the candidate's threads called the test's code side by side",
-    ),
-    "a prompt's module-level registry the answer fills": (
-        "REGISTRY = {}\n\n\ndef register(name, value):\n"
-        '    """Store value under name in REGISTRY."""\n',
-        "def check(candidate):\n    candidate('a', 1)\n    assert REGISTRY == {'a': 1}\n",
-        "register",
-        "    REGISTRY[name] = value\n",
-        "failed",
-        "passed",
-        "strict scoring: the candidate's code changed the prompt's REGISTRY",
     ),
 }
 

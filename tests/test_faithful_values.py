@@ -685,6 +685,15 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "AssertionError",
     ),
+    "a list the candidate's object keeps, changed on a later call": (
+        'class Queue:\n    """a FIFO over the list it is given"""\n',
+        "def check(candidate):\n    xs = [1, 2, 3]\n    q = candidate(xs)\n    assert q.pop() == 1\n    assert xs == [2, 3]\n",
+        "Queue",
+        "    def __init__(self, items):\n        self.items = items\n\n    def pop(self):\n        return self.items.pop(0)\n",
+        "failed",
+        "passed",
+        "AssertionError",
+    ),
     "a constant of the program's, read by the test": (
         'def area(r):\n    """PI * r * r; also define PI = 3.14"""\n',
         "def check(candidate):\n    assert PI == 3.14 and candidate(1) == 3.14\n",

@@ -32,12 +32,10 @@ from ..values import (
     asyncrun,
     described,
     fieldsof,
-    kept,
     logtap,
     mirror,
     plaincall,
     warntap,
-    watched,
     wire,
     world,
 )
@@ -88,7 +86,6 @@ def run(program: str, channel: int) -> NoReturn:
         peer.send(protocol.LoadFailed(status="failed", reason=described.reason(exc)))
         _done()
     peer.scope = scope
-    peer.watched.globals_of(scope)
     peer.logs.take()  # what the program logged as it loaded: before the test
     try:
         names = [[k, peer.codec().encode(v)] for k, v in _defined(scope)]
@@ -152,10 +149,6 @@ class _Peer:
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
-        self.watched = watched.Watched()
-        self.kept = kept.Kept()
-        self.given: list[Any] = []
-        """The containers the call being served was passed (`kept`)."""
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
@@ -258,10 +251,7 @@ class _Peer:
     def hand_back(self) -> None:
         """What the candidate's code did to this process's state, to the
         test's (`mirror`), before the test's code runs again."""
-        drift = self.kept.drifted()
-        if drift:
-            self._ask(world.REF, "kept", drift)
-        tree = self.mirror.report(self.watched.changed())
+        tree = self.mirror.report()
         if tree is not None:
             self._ask(world.REF, "world", tree)
 
@@ -293,9 +283,6 @@ class _Peer:
             world.apply(op.args, self.codec().decode, self.scope)
             self.mirror.agree()
             return protocol.Reply(ok=True)
-        if op.op == "kept" and op.ref == world.REF:
-            self.kept.put(self.codec().decode(op.args))
-            return protocol.Reply(ok=True)
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr
@@ -304,7 +291,6 @@ class _Peer:
             ok, value, writeback = self._serve(op)
         finally:
             sys.stdout, sys.stderr = saved
-        held = self.kept.keep(self.given)
         try:
             self.fields.flush()
             self.hand_back()
@@ -312,7 +298,7 @@ class _Peer:
             ok, value, writeback = False, self._raised(exc), []
         out, err = self.out.take(), self.err.take()
         self.send_logs()
-        return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err, kept=held)
+        return protocol.Reply(ok=ok, value=value, writeback=writeback, out=out, err=err)
 
     def answer_each(self, op: protocol.Op) -> None:
         """A data test's inputs at once (`answers` in the verifier): call
@@ -339,7 +325,6 @@ class _Peer:
                 return True, value if plaincall.own_tree(value) else codec.encode(value), []
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
-            self.given = list(codec.memo)
             value = self.perform(op, args)
             tree = codec.encode(value)
             return True, tree, codec.writeback(snaps)

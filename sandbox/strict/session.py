@@ -16,11 +16,11 @@ import random
 import sys
 import threading
 import types
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import fieldsof, kept, logtap, mirror, plaincall, wire, world
+from ..values import fieldsof, logtap, mirror, plaincall, wire, world
 from . import sidebyside, skeleton, standins, testobjects, testrandom, twins
 from .handles import (
     BASES,
@@ -63,12 +63,8 @@ class Session(standins.Standins):
         """The prelude's own classes by name: an instance of the candidate's
         class of that name is compared as the prelude's class would."""
         self.turn = threading.RLock()
-        self.prompt_names: Container[str] = ()
-        self.kept = kept.Kept()
         self.threads = sidebyside.Threads(_told)
-        """The test's containers the candidate's code keeps (`kept`)."""
-        """The prompt's names the test reads: the candidate's code changing
-        its own copy of one is named (`mirror.take`)."""
+        """Whether the candidate's threads called the test's code side by side."""
         self.handles: dict[int, Any] = {}
         self.members: dict[int, int] = {}
         """The prompt's enum members that stand for the program's (by handle)."""
@@ -247,17 +243,11 @@ class Session(standins.Standins):
         changed = self.world.changes(self.codec().encode) if self.world else None
         if changed is not None:
             self._exchange(protocol.Op(ref=world.REF, op="world", args=changed))
-        drift = self.kept.drifted()
-        if drift:
-            tree = self.request(self.codec(), drift, False)
-            self._exchange(protocol.Op(ref=world.REF, op="kept", args=tree))
 
     def answer(self, reply: protocol.Reply, codec: wire.Codec, sent: int) -> Any:
         """The value ``reply`` carries (raised, if the candidate's code
         raised), with what the callee changed written back into the first
         ``sent`` containers ``codec`` numbered for the request."""
-        if reply.kept:
-            self.hold(reply.kept, codec.memo[:sent])
         if reply.ok and not reply.writeback and type(reply.value) in wire.PLAIN:
             return reply.value  # what decode would make of it
         try:
@@ -279,13 +269,6 @@ class Session(standins.Standins):
                 raise value
             raise CandidateError("the candidate's process sent a malformed exception")
         return value
-
-    def hold(self, pairs: object, sent: list[Any]) -> None:
-        """Keep alike (`kept`) the request's containers the callee kept."""
-        for pair in pairs if type(pairs) is list else ():
-            if type(pair) is list and len(pair) == 2 and type(pair[0]) is int:
-                if 0 <= pair[0] < len(sent) and type(pair[1]) is int:
-                    self.kept.hold(pair[1], sent[pair[0]])
 
     def child_random(self) -> object:
         """The state of ``random`` for the child, if the test changed it
@@ -354,14 +337,8 @@ class Session(standins.Standins):
                 tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
             except (wire.NotData, TypeError):
                 return protocol.Reply(ok=True)
-            mirror.take(tree, self.world.start_cwd, _told, self.prompt_names, self.threads.contend)
+            mirror.take(tree, self.world.start_cwd, _told, self.threads.contend)
             self.world.sync(tree[0] if type(tree) is list and tree else None)
-            return protocol.Reply(ok=True)
-        if op.ref == world.REF and op.op == "kept":
-            try:
-                self.kept.put(self.codec().decode(op.args))
-            except (wire.NotData, TypeError) as exc:
-                raise CandidateError(f"the candidate sent back {exc}") from None
             return protocol.Reply(ok=True)
         codec = self.codec()
         snaps: list[object] = []

@@ -181,7 +181,6 @@ class Verifier:
         prelude = {k: v for k, v in before.items() if k not in ours}
         twins = _twins(code.prelude, prelude)
         talk = session.Session(chan, TEST_MODULE, twins, state)
-        talk.prompt_names = {k for k in prelude if code.names is None or k in code.names}
         # The budget runs from the child's first word: serving what it asks
         # while its names are read counts too (a flood of requests there is
         # the answer's timeout, not a verifier killed by its CPU ceiling).

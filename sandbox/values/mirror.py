@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from typing import Any
 
 from . import world
@@ -58,7 +58,7 @@ class Mirror:
         self.start = self.agreed = snap()
         self.facts: list[list[str]] = []
         """What the candidate's code did that one program shares and this
-        model cannot (`CHANGED_PROMPT`), for the verifier to name."""
+        model cannot (`take`), for the verifier to weigh."""
 
     def note(self, fact: list[str]) -> None:
         """Hand ``fact`` (``[kind, name]``, see `take`) over with the state."""
@@ -69,11 +69,11 @@ class Mirror:
         """After the verifier's own state was taken (`world.apply`)."""
         self.agreed = snap()
 
-    def report(self, facts: list[list[str]]) -> list[Any] | None:
+    def report(self) -> list[Any] | None:
         """The state to hand back, if the candidate's code changed it, and
-        the facts noted since the last report with ``facts``."""
+        the facts noted since the last report."""
         now = snap()
-        facts, self.facts = self.facts + facts, []
+        facts, self.facts = self.facts, []
         if now == self.agreed and not facts:
             return None
         self.agreed = now
@@ -95,17 +95,15 @@ def take(
     tree: Any,
     shared: str,
     refuse: Callable[[str], None],
-    prompt: Container[str] = (),
     contended: Callable[[], None] = lambda: None,
 ) -> None:
     """In the verifier: the candidate's state (``shared``: the check's
-    shared directory, the only one it may move the test to; ``prompt``:
-    the prompt's names the test reads; ``contended``: told of the
-    ``threads`` fact)."""
+    shared directory, the only one it may move the test to; ``contended``:
+    told of the ``threads`` fact)."""
     if _type(tree) is not list or _len(tree) != 8:
         return
     put, gone, cwd, dec, recursion, digits, mask, facts = tree
-    _name(facts, prompt, refuse, contended)
+    _name(facts, contended)
     if _type(put) is dict and _len(put) > world.MAX_ENV:
         put = dict(list(put.items())[: world.MAX_ENV])
     if _type(gone) is list:
@@ -125,26 +123,12 @@ def take(
             )
 
 
-CHANGED_PROMPT = (
-    "strict scoring: the candidate's code changed the prompt's {name}, which the test "
-    "reads from its own copy (in one program they are one object)"
-)
-"""The reason for the child's ``["global", name]`` fact (`watched`), where
-``name`` is a prompt's name the test reads. Its other fact, ``["threads",
-""]`` (one of its threads waited for another's request to the test's
-code), goes to ``contended`` (`strict.sidebyside` weighs it)."""
-
-
-def _name(
-    facts: Any, prompt: Container[str], refuse: Callable[[str], None], contended: Callable[[], None]
-) -> None:
+def _name(facts: Any, contended: Callable[[], None]) -> None:
+    """The child's facts: ``["threads", ""]`` (one of its threads waited
+    for another's request to the test's code) goes to ``contended``
+    (`strict.sidebyside` weighs it)."""
     if _type(facts) is not list:
         return
     for fact in facts[:8]:
-        if _type(fact) is not list or _len(fact) != 2:
-            continue
-        kind, name = fact
-        if kind == "threads":
+        if _type(fact) is list and _len(fact) == 2 and fact[0] == "threads":
             contended()
-        elif kind == "global" and _type(name) is str and name in prompt:
-            refuse(CHANGED_PROMPT.format(name=name))

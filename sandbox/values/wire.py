@@ -222,22 +222,16 @@ class Codec(unwire.Decoding):
         self.unnumbered = True
         fresh = self.decode(t)
         self.unnumbered = False
-        put(target, fresh)
-
-
-def put(target: Any, fresh: Any) -> None:
-    """Make the container ``target`` hold what ``fresh`` (a container of
-    the same type) holds, in place."""
-    if _type(fresh) is not _type(target) or _type(target) is _float:
-        raise NotData("a written-back value changed its type")
-    if _type(target) is list or _type(target) is bytearray:
-        target[:] = fresh
-    elif _type(target) is _deque:
-        target.clear()
-        target.extend(fresh)
-    else:
-        target.clear()
-        target.update(fresh)
+        if _type(fresh) is not _type(target) or _type(target) is _float:
+            raise NotData("a written-back value changed its type")
+        if _type(target) is list or _type(target) is bytearray:
+            target[:] = fresh
+        elif _type(target) is _deque:
+            target.clear()
+            target.extend(fresh)
+        else:
+            target.clear()
+            target.update(fresh)
 
 
 def _items(v: Any) -> Any:
