@@ -80,4 +80,6 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
         return fieldsof.fields_of(target, most, fieldsof.plain)
     if name == "await":  # a coroutine, run to its end on a loop of its own
         return _run_coroutine(target)  # type: ignore[arg-type]
+    if name == "gather":  # several, side by side on one loop of their own
+        return _run_coroutine(asyncrun.together([target, *args]))
     raise TypeError(f"unknown operation {name!r}")

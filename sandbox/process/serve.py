@@ -231,12 +231,17 @@ class _Peer:
         """Use one of the test's objects (a request to the verifier), one
         request at a time: the candidate's threads (a pool mapping the
         test's function) take turns on the one channel."""
-        with self.turn:
+        if not self.turn.acquire(False):  # another thread's request is out
+            self.mirror.note(["threads", ""])
+            self.turn.acquire()
+        try:
             if op not in _QUIET:  # the test's code may run: it sees the writes
                 self.fields.flush()
                 self.fields.clear()
                 self.hand_back()
             return self._ask(ref, op, args)
+        finally:
+            self.turn.release()
 
     def hand_back(self) -> None:
         """What the candidate's code did to this process's state, to the

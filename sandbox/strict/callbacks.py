@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import mirror, wire, world
-from . import testobjects
+from . import sidebyside, testobjects
 from .outcomes import Refused
 
 
@@ -23,6 +23,7 @@ class Callbacks:
     world: world.World | None
     objects: list[Any]
     test_module: str
+    threads: sidebyside.Threads
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
         raise NotImplementedError
@@ -36,7 +37,7 @@ class Callbacks:
                 tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
             except (wire.NotData, TypeError):
                 return protocol.Reply(ok=True)
-            mirror.take(tree, self.world.start_cwd, told)
+            mirror.take(tree, self.world.start_cwd, told, self.threads.contend)
             self.world.sync(tree[0] if type(tree) is list and tree else None)
             return protocol.Reply(ok=True)
         codec = self.codec()
@@ -47,7 +48,9 @@ class Callbacks:
             target = self.objects[op.ref]
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
-            value = testobjects.perform(target, op.op, args, self.test_module)
+            value = self.threads.timed(
+                lambda: testobjects.perform(target, op.op, args, self.test_module)
+            )
             tree = codec.encode(value)
             return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
         except Exception as exc:  # the test's own code raised: the child gets it

@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import fieldsof, kept, logtap, plaincall, wire, world
-from . import callbacks, skeleton, standins, testrandom, twins
+from . import callbacks, sidebyside, skeleton, standins, testrandom, twins
 from .handles import (
     BASES,
     EXC_CLASS,
@@ -62,6 +62,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         """The prelude's own classes by name: an instance of the candidate's
         class of that name is compared as the prelude's class would."""
         self.turn = threading.RLock()
+        self.threads = sidebyside.Threads(callbacks.told)
+        """Whether the candidate's threads called the test's code side by side."""
         self.handles: dict[int, Any] = {}
         self.members: dict[int, int] = {}
         """The prompt's enum members that stand for the program's (by handle)."""

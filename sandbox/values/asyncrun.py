@@ -47,3 +47,17 @@ def run_nested(coro: Any) -> Any:
 
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
+
+
+async def together(coros: list[Any]) -> list[list[Any]]:
+    """Run ``coros`` side by side on the running loop, started in order as
+    ``asyncio.gather`` starts them: each one's ``[True, value]`` or
+    ``[False, exception]``."""
+    return list(await asyncio.gather(*(_outcome(c) for c in coros)))
+
+
+async def _outcome(coro: Any) -> list[Any]:
+    try:
+        return [True, await coro]
+    except Exception as exc:
+        return [False, exc]

@@ -56,21 +56,31 @@ class Mirror:
 
     def __init__(self) -> None:
         self.start = self.agreed = snap()
+        self.facts: list[list[str]] = []
+        """What the candidate's code did that one program shares and this
+        model cannot (`take`), for the verifier to weigh."""
+
+    def note(self, fact: list[str]) -> None:
+        """Hand ``fact`` (``[kind, name]``, see `take`) over with the state."""
+        if fact not in self.facts:
+            self.facts.append(fact)
 
     def agree(self) -> None:
         """After the verifier's own state was taken (`world.apply`)."""
         self.agreed = snap()
 
     def report(self) -> list[Any] | None:
-        """The state to hand back, if the candidate's code changed it."""
+        """The state to hand back, if the candidate's code changed it, and
+        the facts noted since the last report."""
         now = snap()
-        if now == self.agreed:
+        facts, self.facts = self.facts, []
+        if now == self.agreed and not facts:
             return None
         self.agreed = now
         env, start = now[0], self.start[0]
         put = {_text(k): _text(v) for k, v in env.items() if start.get(k) != v}
         gone = [_text(k) for k in start if k not in env]
-        return [put, gone, *now[1:]]
+        return [put, gone, *now[1:], facts]
 
 
 def _same(tree: Any) -> Any:
@@ -81,12 +91,19 @@ def _text(raw: bytes) -> str:
     return raw[: world.MAX_ENV].decode("utf-8", "surrogateescape")
 
 
-def take(tree: Any, shared: str, refuse: Callable[[str], None]) -> None:
+def take(
+    tree: Any,
+    shared: str,
+    refuse: Callable[[str], None],
+    contended: Callable[[], None] = lambda: None,
+) -> None:
     """In the verifier: the candidate's state (``shared``: the check's
-    shared directory, the only one it may move the test to)."""
-    if _type(tree) is not list or _len(tree) != 7:
+    shared directory, the only one it may move the test to; ``contended``:
+    told of the ``threads`` fact)."""
+    if _type(tree) is not list or _len(tree) != 8:
         return
-    put, gone, cwd, dec, recursion, digits, mask = tree
+    put, gone, cwd, dec, recursion, digits, mask, facts = tree
+    _name(facts, contended)
     if _type(put) is dict and _len(put) > world.MAX_ENV:
         put = dict(list(put.items())[: world.MAX_ENV])
     if _type(gone) is list:
@@ -104,3 +121,14 @@ def take(tree: Any, shared: str, refuse: Callable[[str], None]) -> None:
                 f"test's process keeps at least {GUARD_MASK:#o} (its files are not the "
                 "candidate's to change)"
             )
+
+
+def _name(facts: Any, contended: Callable[[], None]) -> None:
+    """The child's facts: ``["threads", ""]`` (one of its threads waited
+    for another's request to the test's code) goes to ``contended``
+    (`strict.sidebyside` weighs it)."""
+    if _type(facts) is not list:
+        return
+    for fact in facts[:8]:
+        if _type(fact) is list and _len(fact) == 2 and fact[0] == "threads":
+            contended()

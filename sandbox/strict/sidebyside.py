@@ -1,0 +1,60 @@
+"""The candidate's threads calling the test's code at once.
+
+The channel carries one request at a time, so the test's functions that
+the candidate's threads call (a thread pool mapping the test's callback)
+run one after another in the verifier, in the order the requests came. In
+one program they overlap where they wait (sleep, read, block), and finish
+in another order: an answer that returns results in the order they finish
+is right here and wrong there. Where both happened in a check (the child
+saw a thread wait its turn, and a call of the test's waited), the check
+fails with `REASON`; calls that only compute (a pure callback) finish in
+the order they start in one program too, and are judged as usual.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+WAITED = 0.01
+"""Seconds a call of the test's may spend off the CPU (its wall time less
+its CPU time) before it counts as waiting."""
+REASON = (
+    "strict scoring: the candidate's threads called the test's code side by side "
+    "while a call of the test's waited, which the candidate's process sends one at "
+    "a time (in one program they overlap, and the order they finish in differs)"
+)
+
+
+_clock = time.perf_counter  # the real clocks, whatever the test patches
+_cpu = time.thread_time
+
+
+class Threads:
+    """In the verifier: whether the two conditions above were seen."""
+
+    def __init__(self, refuse: Callable[[str], None]) -> None:
+        self.refuse = refuse
+        self.contended = False
+        self.waited = False
+
+    def timed(self, call: Callable[[], Any]) -> Any:
+        """``call()`` (a call of the test's function), timed."""
+        wall, cpu = _clock(), _cpu()
+        try:
+            return call()
+        finally:
+            off = (_clock() - wall) - (_cpu() - cpu)
+            if off > WAITED and not self.waited:
+                self.waited = True
+                self._check()
+
+    def contend(self) -> None:
+        """The child saw one of its threads wait for another's request."""
+        self.contended = True
+        self._check()
+
+    def _check(self) -> None:
+        if self.contended and self.waited:
+            self.refuse(REASON)
