@@ -48,6 +48,7 @@ from ..process import checkfork
 from ..values import unshared, wire, world
 from . import answers, handles, session, testrandom, timers
 from .channel import Channel
+from .handleuse import handle_use
 from .testcode import Capture, Compiled, TestBroken, guarded
 
 PR_SET_PDEATHSIG = 1
@@ -91,7 +92,7 @@ def _failure(exc: BaseException, changed: list[str]) -> str:
     theirs = unshared.candidate_file(exc)
     if theirs is not None:
         return f"{theirs} (then {reason})"[:500]
-    first = handles.Refused.first
+    first = handles.Refused.first or handle_use(exc, TEST_MODULE)
     if first is not None and not isinstance(exc, handles.Refused):
         return f"{first} (then {reason})"[:500]
     if changed and not isinstance(exc, handles.Refused):
