@@ -174,6 +174,10 @@ class Verifier:
         try:
             if code.prelude is not None:
                 exec(code.prelude, scope)
+        except Exception as exc:  # a skeleton only the completion finishes
+            why = f"the prompt does not run on its own, without the completion: {_reason(exc)}"
+            return result("error", f"strict scoring: {why}"[:500])
+        try:
             before = dict(scope)
             exec(code.setup, scope)
         except Exception as exc:
