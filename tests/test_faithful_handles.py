@@ -68,13 +68,13 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "strict scoring: the test used one of the candidate's objects in a way Python asks",
     ),
     "the candidate reads a dunder of the test's function": (
-        'def describe(f):\n    """the name of function f"""\n',
-        "def check(candidate):\n    def area():\n        pass\n    assert candidate(area) == 'area'\n",
-        "describe",
-        "    return f.__name__\n",
+        'def defaults(f):\n    """the default values of function f\'s parameters"""\n',
+        "def check(candidate):\n    def area(w=2, h=3):\n        return w * h\n    assert candidate(area) == (2, 3)\n",
+        "defaults",
+        "    return f.__defaults__\n",
         "failed",
         "passed",
-        "strict scoring: the candidate's code read '__name__' of the test's",
+        "strict scoring: the candidate's code read '__defaults__' of the test's",
     ),
     "the candidate calls a method of a standard object the test passes": (
         'def count_rows(conn):\n    """the number of rows of table t in sqlite3 connection conn"""\n',
