@@ -13,7 +13,7 @@ docs/strict-scoring.md with its reason."""
 from __future__ import annotations
 
 import pytest
-from test_faithful import judged_alike, judged_as_listed, score_both
+from test_faithful import _d, judged_alike, judged_as_listed, score_both
 
 from aioeval.types import CandidateResult
 
@@ -310,6 +310,13 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return Perm.R | Perm.W\n",
         "    return Perm.R\n",
     ),
+    "int flag members of the prompt tested with in": (
+        'from enum import IntFlag\n\n\nclass Mode(IntFlag):\n    R = 4\n    W = 2\n\n\ndef mode(s):\n    """Mode of "rw", "r-", ..."""\n',
+        "def check(candidate):\n    m = candidate('r-')\n    assert Mode.R in m and Mode.W not in m\n    assert candidate('rw').R in candidate('rw')\n",
+        "mode",
+        "    return Mode((4 if s[0] == 'r' else 0) | (2 if s[1] == 'w' else 0))\n",
+        "    return Mode.R | Mode.W\n",
+    ),
     "enum members sorted by value and in a set": (
         'from enum import Enum\n\n\nclass Size(Enum):\n    S = 1\n    M = 2\n    L = 3\n\n\ndef sizes(xs):\n    """distinct Size members of the values xs, as a set"""\n',
         "def check(candidate):\n    r = candidate([3, 1, 3])\n    assert r == {Size.S, Size.L}\n    assert sorted(r, key=lambda s: s.value) == [Size.S, Size.L]\n",
@@ -414,6 +421,23 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "passed",
         "asdict() should be called on dataclass instances",
+    ),
+    "a prompt's skeleton that runs only with the completion's body": (
+        _d(
+            '''
+            from functools import total_ordering
+
+            @total_ordering
+            class Rank:
+                """Rank(n), ordered by n"""
+            '''
+        ),
+        "def check(candidate):\n    assert candidate(1) < candidate(2)\n",
+        "Rank",
+        "    def __init__(self, n):\n        self.n = n\n\n    def __eq__(self, o):\n        return self.n == o.n\n\n    def __lt__(self, o):\n        return self.n < o.n\n",
+        "error",
+        "passed",
+        "strict scoring: the prompt does not run on its own",
     ),
 }
 

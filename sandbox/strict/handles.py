@@ -293,9 +293,20 @@ class Handle:
                 self._refuse("'in'")
             return found
         container = self._value("'in'")
+        if self._base is not None and self._enum_twin():
+            container = self._flag_member(container)
         if type(item) is Handle and item._plain() is not _no_value:
-            item = item._plain()  # a member of the program's enum: the prompt's
+            plain = item._plain()  # a member of the program's enum: the prompt's
+            item = item._flag_member(plain) if item._base and item._enum_twin() else plain
         return item in container
+
+    def _flag_member(self, value: Any) -> Any:
+        """The prompt's member for a builtin value of its ``IntFlag`` or
+        ``IntEnum`` (``Mode.W in mode`` asks the prompt's flag, not an int)."""
+        try:
+            return self._session.twins[self._name](value)
+        except (ValueError, TypeError):
+            self._refuse("'in'")
 
     def _enum_twin(self) -> bool:
         """Is this a member of an enum the prompt defines too (compared as

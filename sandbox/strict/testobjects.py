@@ -7,6 +7,7 @@ own answer."""
 
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 import types
@@ -26,6 +27,12 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
         return target(*args[0], **(args[1] or {}))
     if op == "getattr":
         if type(args) is not str or not _readable(target, args, test_module):
+            if type(args) is str and _present(target, args):
+                Refused(  # kept as the reason should the check fail (`Refused.first`)
+                    f"strict scoring: the candidate's code read {args[:100]!r} of the test's "
+                    f"{type(target).__name__[:100]} object, which strict scoring does not "
+                    "let it read"
+                )
             raise AttributeError(f"the test's object has no readable attribute {args!r}")
         return getattr(target, args)
     if op == "enter":  # ``with`` in the candidate's code: the test's own methods
@@ -119,6 +126,16 @@ _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 _STANDARD_MODULES = frozenset({"_io", "io", "re", "tempfile", "_csv"})
 """Modules whose objects the test may hand the candidate to read and use
 (a stream to write to, a match, a temporary file, a CSV writer)."""
+
+
+def _present(target: Any, name: str) -> bool:
+    """Has the test's object attribute ``name`` (found without running
+    any code of the object's)?"""
+    try:
+        inspect.getattr_static(target, name)
+    except AttributeError:
+        return False
+    return True
 
 
 def _owned(target: Any, test_module: str) -> bool:

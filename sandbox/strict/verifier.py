@@ -48,6 +48,7 @@ from ..process import checkfork
 from ..values import unshared, wire, world
 from . import answers, handles, session, testrandom, timers
 from .channel import Channel
+from .handleuse import handle_use
 from .testcode import Capture, Compiled, TestBroken, guarded
 
 PR_SET_PDEATHSIG = 1
@@ -91,7 +92,7 @@ def _failure(exc: BaseException, changed: list[str]) -> str:
     theirs = unshared.candidate_file(exc)
     if theirs is not None:
         return f"{theirs} (then {reason})"[:500]
-    first = handles.Refused.first
+    first = handles.Refused.first or handle_use(exc, TEST_MODULE)
     if first is not None and not isinstance(exc, handles.Refused):
         return f"{first} (then {reason})"[:500]
     if changed and not isinstance(exc, handles.Refused):
@@ -173,6 +174,10 @@ class Verifier:
         try:
             if code.prelude is not None:
                 exec(code.prelude, scope)
+        except Exception as exc:  # a skeleton only the completion finishes
+            why = f"the prompt does not run on its own, without the completion: {_reason(exc)}"
+            return result("error", f"strict scoring: {why}"[:500])
+        try:
             before = dict(scope)
             exec(code.setup, scope)
         except Exception as exc:

@@ -1,0 +1,111 @@
+"""Honest programs whose test uses the candidate's object, or lets the
+candidate's code read the test's object, in a way only the live object
+serves: the candidate's objects stay in its own process (the verifier
+holds handles) and the test's objects in the verifier. Strict scoring
+cannot judge these as the single program does; each is failed with a
+reason that names the cause (listed in docs/strict-scoring.md), never a
+bare ``TypeError`` or ``AttributeError`` of the handle."""
+
+from __future__ import annotations
+
+import pytest
+from test_faithful import _d, judged_as_listed, score_both
+
+from aioeval.types import CandidateResult
+
+_DATACLASS = _d(
+    '''
+    from dataclasses import dataclass, asdict
+    import copy
+
+    @dataclass
+    class Point:
+        x: int
+        y: int
+
+    def shifted(p, d):
+        """p moved by d on both axes"""
+    '''
+)
+_SHIFTED = "    return Point(p.x + d, p.y + d)\n"
+_GAVE = "strict scoring: the test gave the candidate's"
+
+# name: (prompt, test, entry, answer, strict status, official status, reason in strict)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "dataclasses.asdict of the candidate's dataclass": (
+        _DATACLASS,
+        "def check(candidate):\n    assert asdict(candidate(Point(1, 2), 3)) == {'x': 4, 'y': 5}\n",
+        "shifted",
+        _SHIFTED,
+        "failed",
+        "passed",
+        _GAVE,
+    ),
+    "copy.deepcopy of the candidate's object": (
+        _DATACLASS,
+        "def check(candidate):\n    q = candidate(Point(1, 2), 1)\n    assert copy.deepcopy(q) == Point(2, 3)\n",
+        "shifted",
+        _SHIFTED,
+        "failed",
+        "passed",
+        _GAVE,
+    ),
+    "async for over the candidate's async generator": (
+        'async def countdown(n):\n    """yield n, n-1, ..., 1"""\n',
+        _d(
+            """
+            import asyncio
+            def check(candidate):
+                async def take():
+                    return [x async for x in candidate(3)]
+                assert asyncio.run(take()) == [3, 2, 1]
+            """
+        ),
+        "countdown",
+        "    while n:\n        yield n\n        n -= 1\n",
+        "failed",
+        "passed",
+        "strict scoring: the test used one of the candidate's objects in a way Python asks",
+    ),
+    "the candidate reads a dunder of the test's function": (
+        'def defaults(f):\n    """the default values of function f\'s parameters"""\n',
+        "def check(candidate):\n    def area(w=2, h=3):\n        return w * h\n    assert candidate(area) == (2, 3)\n",
+        "defaults",
+        "    return f.__defaults__\n",
+        "failed",
+        "passed",
+        "strict scoring: the candidate's code read '__defaults__' of the test's",
+    ),
+    "the candidate calls a method of a standard object the test passes": (
+        'def count_rows(conn):\n    """the number of rows of table t in sqlite3 connection conn"""\n',
+        _d(
+            """
+            import sqlite3
+            def check(candidate):
+                conn = sqlite3.connect(':memory:')
+                conn.execute('create table t (a)')
+                conn.executemany('insert into t values (?)', [(1,), (2,)])
+                assert candidate(conn) == 2
+            """
+        ),
+        "count_rows",
+        "    return conn.execute('select count(*) from t').fetchone()[0]\n",
+        "failed",
+        "passed",
+        "strict scoring: the candidate's code read 'execute' of the test's Connection",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[tuple[str, int], CandidateResult]]:
+    return score_both(tmp_path_factory.mktemp("handles"), {}, LIMITS)
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_uses_only_a_live_object_serves_are_named(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_as_listed(verdicts, name, LIMITS)
