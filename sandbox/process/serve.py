@@ -311,25 +311,9 @@ class _Peer:
         )
 
     def _share(self, op: protocol.Op) -> protocol.Reply:
-        """The verifier's side of `kept`: refill what the test changed in
-        the containers both sides hold, or start holding the program's
-        globals the test names (answering which, and what they hold)."""
-        if op.op == "kept":
-            try:
-                self.kept.apply(op.args, self.codec(self.kept.codec_memo()))
-            except _BaseException as exc:
-                return protocol.Reply(ok=False, value=self._raised(exc))
-            return protocol.Reply(ok=True)
-        names = op.args if _type(op.args) is list else []
-        start, found = _len(self.kept.objects), []
-        for i, name in enumerate(names):
-            obj = self.scope.get(name) if _type(name) is _str else None
-            if _type(obj) in _MUTABLE and self.kept.add(obj):
-                found.append(i)
-        codec = self.codec(self.kept.codec_memo())
+        """The verifier's side of `kept` (see `kept.serve`)."""
         try:
-            new = range(start, _len(self.kept.objects))
-            shared = [[k, codec.contents(self.kept.objects[k], 0)] for k in new]
+            found, shared = kept.serve(self.kept, op.op, op.args, self.scope, self.codec)
         except _BaseException as exc:
             return protocol.Reply(ok=False, value=self._raised(exc))
         return protocol.Reply(ok=True, value=found, shared=shared)
@@ -392,7 +376,6 @@ class _Peer:
         return operations.perform(self.scope, self.objects, op, args)
 
 
-_MUTABLE = frozenset(wire.MUTABLE)
 _ANSWERS = frozenset({"call", "getattr", "getitem", "next"})
 """Requests whose answer is the test's own value: a container in it that
 the candidate's code also holds is shared (`kept`). What a ``build`` or a

@@ -18,6 +18,7 @@ Imports only the standard library and `wire`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from . import wire
@@ -81,6 +82,31 @@ class Kept:
     def codec_memo(self) -> list[Any]:
         """A fresh memo for a codec of the table's exchanges (see `changes`)."""
         return list(self.objects)
+
+
+def serve(
+    table: Kept,
+    op: str,
+    args: object,
+    scope: dict[str, object],
+    codec: Callable[[list[Any]], wire.Codec],
+) -> tuple[object, list[Any]]:
+    """The child's answer to the verifier's ``kept`` request (refill what
+    the test changed in the containers both sides hold) or ``keepnames``
+    (start holding the program's globals ``args`` names): which names it
+    holds, and what they hold, to be refilled on the test's side."""
+    if op == "kept":
+        table.apply(args, codec(table.codec_memo()))
+        return None, []
+    start, found = _len(table.objects), []
+    for i, name in enumerate(args if _type(args) is list else []):
+        obj = scope.get(name) if _type(name) is str else None
+        if _type(obj) in _MUTABLE and table.add(obj):
+            found.append(i)
+    enc = codec(table.codec_memo())
+    return found, [
+        [k, enc.contents(table.objects[k], 0)] for k in range(start, _len(table.objects))
+    ]
 
 
 def counts(memo: list[Any]) -> list[int]:
