@@ -22,7 +22,6 @@ import os
 import random
 import socket
 import sys
-import types
 from typing import Any, NoReturn
 
 import msgspec
@@ -55,7 +54,6 @@ _recv_soon = frames.recv_soon
 _socket = socket.socket
 _exit = os._exit
 _random_setstate = random.setstate
-_FunctionType = types.FunctionType
 _BaseException = BaseException
 _Exception = Exception
 _encode_frame = protocol.encode_frame
@@ -80,7 +78,7 @@ def run(program: str, channel: int) -> NoReturn:
     peer.scope = scope
     peer.logs.take()  # what the program logged as it loaded: before the test
     try:
-        names = [[k, peer.codec().encode(v)] for k, v in _defined(scope)]
+        names = [[k, peer.codec().encode(v)] for k, v in described.defined(scope)]
     except _BaseException:
         names = []
     peer.send(protocol.Loaded(names=names))
@@ -92,39 +90,6 @@ def run(program: str, channel: int) -> NoReturn:
             peer.answer_each(msg)
         elif _type(msg) is protocol.Op:
             peer.send(peer.serve(msg))
-
-
-def _defined(scope: dict[str, object]) -> list[tuple[str, object]]:
-    """The functions and classes the program itself made (not ones it imported)."""
-    out = []
-    value: Any
-    for name, value in list(scope.items()):
-        if name.startswith("__"):
-            continue
-        inner = value
-        for _ in range(8):  # through functools.wraps / lru_cache layers
-            wrapped = _getattr(inner, "__wrapped__", None)
-            if wrapped is None:
-                break
-            inner = wrapped
-        if _type(inner) is _FunctionType:
-            if _getattr(inner.__code__, "co_filename", "") == "<candidate>":
-                out.append((name, value))
-        elif _isinstance(value, type) and _made_here(value):
-            out.append((name, value))
-    return out
-
-
-def _made_here(cls: type) -> bool:
-    """Did the program make this class? Its class statements name the module
-    ``builtins`` (the program runs in globals with no ``__name__``); a
-    ``namedtuple`` call names ``__main__``. A class importable under its
-    name from that module is not the program's."""
-    module = _getattr(cls, "__module__", "")
-    if module not in ("builtins", "__main__"):
-        return False
-    home = sys.modules.get(module)
-    return _getattr(home, _str(_getattr(cls, "__name__", "")), None) is not cls
 
 
 class _Peer:

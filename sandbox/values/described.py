@@ -1,6 +1,6 @@
-"""How a strict job's child describes its own objects to the verifier: a
-handle's flags, builtin base and name, an instance's attributes, a
-builtin subclass's value, an exception as a tree.
+"""How a strict job's child describes its own objects to the verifier:
+the program's own names, a handle's flags, builtin base and name, an
+instance's attributes, a builtin subclass's value, an exception as a tree.
 
 Runs in the candidate's child; like `serve`, it binds the builtins it uses
 at import, before any candidate code runs.
@@ -9,6 +9,7 @@ at import, before any candidate code runs.
 from __future__ import annotations
 
 import builtins
+import sys
 import types
 from typing import Any
 
@@ -208,3 +209,36 @@ def rebuild_exception(t: list[Any], peer: Any) -> BaseException:
     if _len(t) == 6 and _type(t[5]) is int:
         peer.origins[_id(exc)] = (exc, t[5])
     return exc  # type: ignore[no-any-return]
+
+
+def defined(scope: dict[str, object]) -> list[tuple[str, object]]:
+    """The functions and classes the program itself made (not ones it imported)."""
+    out = []
+    value: Any
+    for name, value in list(scope.items()):
+        if name.startswith("__"):
+            continue
+        inner = value
+        for _ in range(8):  # through functools.wraps / lru_cache layers
+            wrapped = _getattr(inner, "__wrapped__", None)
+            if wrapped is None:
+                break
+            inner = wrapped
+        if _type(inner) is _FunctionType:
+            if _getattr(inner.__code__, "co_filename", "") == "<candidate>":
+                out.append((name, value))
+        elif _isinstance(value, type) and made_here(value):
+            out.append((name, value))
+    return out
+
+
+def made_here(cls: type) -> bool:
+    """Did the program make this class? Its class statements name the module
+    ``builtins`` (the program runs in globals with no ``__name__``); a
+    ``namedtuple`` call names ``__main__``. A class importable under its
+    name from that module is not the program's."""
+    module = _getattr(cls, "__module__", "")
+    if module not in ("builtins", "__main__"):
+        return False
+    home = sys.modules.get(module)
+    return _getattr(home, _str(_getattr(cls, "__name__", "")), None) is not cls
