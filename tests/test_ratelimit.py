@@ -413,21 +413,28 @@ README_POLICY = RetryConfig(max_attempts=4, backoff_base_s=0.2, backoff_max_s=5.
 
 
 async def closed_loop(
-    server: Server, requests: int, *, max_concurrency: int = 16, **told: Any
+    server: Server,
+    requests: int,
+    *,
+    max_concurrency: int = 16,
+    sizes: list[int] | None = None,
+    **told: Any,
 ) -> tuple[float, RateLimiter]:
     """``requests`` samples through the limiter and the retry loop, as the
-    generator drives them; asserts that none is lost and returns the
-    virtual time taken."""
+    generator drives them, each using its ``sizes`` entry in tokens (300
+    each by default); asserts that none is lost and returns the virtual
+    time taken."""
     clock = server.clock
     limiter = RateLimiter(clock, max_concurrency=max_concurrency, max_quiet_s=5.0, **told)
     rng = random.Random(3)
+    sizes = sizes or [300] * requests
 
-    async def one() -> None:
+    async def one(size: int) -> None:
         async def attempt(number: int) -> None:
-            permit = await limiter.acquire(Ask(prompt=300, max_tokens=0))
-            status, hints = await server.request(300)
+            permit = await limiter.acquire(Ask(prompt=size, max_tokens=0))
+            status, hints = await server.request(size)
             if status == 200:
-                limiter.release(permit, "ok", hints=hints, used_tokens=300)
+                limiter.release(permit, "ok", hints=hints, used_tokens=size)
                 return
             reading = limiter.release(permit, "throttled", hints=hints)
             failure = Failure(kind="status", status=429, retry_after_s=hints.retry_after_s)
@@ -445,13 +452,15 @@ async def closed_loop(
     async with anyio.create_task_group() as tg:
         tg.start_soon(clock.autojump)
         async with anyio.create_task_group() as senders:
-            for _ in range(requests):
-                senders.start_soon(one)
+            for size in sizes[:requests]:
+                senders.start_soon(one, size)
         tg.cancel_scope.cancel()
     return clock.now(), limiter
 
 
 SEEDS = range(4)
+START_S = 11.0
+"""The start of a run: the first guess and the cuts that bring it to the limit."""
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
 
 
@@ -538,6 +547,39 @@ async def test_a_shared_key_keeps_most_of_what_the_other_client_leaves(
         left = rpm - server.limits.others_taken / span * 60.0
         assert server.rpm() >= 0.75 * left
         assert server.refused <= 0.2 * 164
+
+
+@pytest.mark.anyio
+@asyncio_only
+async def test_an_unknown_token_limit_metered_on_usage_is_found_with_few_429s_at_the_start() -> (
+    None
+):
+    """Requests of very different sizes against a token limit nobody states,
+    charged when each returns: the first guess counts the budget's initial
+    burst and requests not yet charged, so the pace must come down to the
+    limit in few refusals, and the run still gets most of it."""
+    early = []
+    for seed in range(8):
+        rng = random.Random(seed)
+        sizes = [round(rng.lognormvariate(5.5, 0.6)) for _ in range(164)]
+        server = Server(FakeClock(), seed, tpm=60_000, tpm_counts="usage", dialect="none")
+        refused_at: list[float] = []
+        request = server.request
+
+        async def counted(
+            tokens: int, server: Server = server, request: Any = request, seen: Any = refused_at
+        ) -> Any:
+            status, hints = await request(tokens)
+            if status == 429:
+                seen.append(server.clock.now())
+            return status, hints
+
+        server.request = counted  # type: ignore[method-assign]
+        took, _ = await closed_loop(server, 164, max_concurrency=10, sizes=sizes)
+        early.append(sum(t < START_S for t in refused_at))
+        assert sum(sizes) / took <= 1000.0 * 1.05  # never far over 60k tpm
+        assert sum(sizes) / took >= 1000.0 * 0.75, (seed, took)
+    assert statistics.mean(early) <= 8.0, early
 
 
 @pytest.mark.anyio
