@@ -74,7 +74,7 @@ def test_a_refusal_lowers_the_pace_but_never_below_what_got_through(r: random.Ra
     accepted = r.choice([None, r.uniform(0.05, 150.0)])
     delivered = r.choice([None, r.uniform(0.0, paced)])
     learner.start, learner.climb_from = paced, 0.0
-    assert learner.on_refused(1.0, 1.0, paced, (accepted, delivered, None))
+    assert learner.on_refused(1.0, 1.0, paced, (accepted, delivered))
     after = learner.rate(1.0)
     level = learner.level
     assert after is not None and level is not None and after <= paced + 1e-9
@@ -95,7 +95,7 @@ def test_after_a_refusal_the_pace_climbs_back_within_the_climb_and_past_it(
     level = r.uniform(0.1, 100.0)
     learner.start, learner.climb_from = level, 0.0
     refused_at = r.uniform(1.0, 100.0)
-    learner.on_refused(refused_at, refused_at, level, (None, None, None))
+    learner.on_refused(refused_at, refused_at, level, (None, None))
     assert learner.rate(refused_at + 30.0) == pytest.approx(BACKOFF * level)  # nothing served yet
     served = refused_at + r.uniform(0.1, 5.0)
     learner.on_success(served, served)
@@ -113,62 +113,44 @@ def test_refusals_someone_else_caused_do_not_ratchet_the_pace_down() -> None:
     learner = Learner()
     learner.start, learner.climb_from = 5.0, 0.0
     now = 1.0
-    assert learner.on_refused(now, now, 5.0, (None, 4.0, None))
+    assert learner.on_refused(now, now, 5.0, (None, 4.0))
     for _ in range(50):
         learner.on_success(now + 0.1, now + 0.2)
         now += 0.5
-        assert learner.on_refused(now, now, learner.rate(now), (None, 4.0, None))
+        assert learner.on_refused(now, now, learner.rate(now), (None, 4.0))
         assert learner.rate(now) == pytest.approx(4.0)
     learner.on_success(now + 0.1, now + 0.2)
     now += 0.5
-    assert learner.on_refused(now, now, learner.rate(now), (None, 1.0, None))  # one short episode
+    assert learner.on_refused(now, now, learner.rate(now), (None, 1.0))  # one short episode
     assert learner.rate(now) == pytest.approx(4.0)
     now += FLOOR_S + 1.0
     learner.on_success(now - 0.5, now - 0.5)
-    assert learner.on_refused(now, now, 4.0, (None, 1.0, None))  # the good episodes are long past
+    assert learner.on_refused(now, now, 4.0, (None, 1.0))  # the good episodes are long past
     assert learner.rate(now) == pytest.approx(BACKOFF * 4.0)
 
 
 def test_one_reaction_per_episode() -> None:
     learner = Learner()
     learner.start, learner.climb_from = 10.0, 0.0
-    assert learner.on_refused(5.0, 5.1, 10.0, (None, None, None))
+    assert learner.on_refused(5.0, 5.1, 10.0, (None, None))
     # sent before the lowering: already reacted to
-    assert not learner.on_refused(5.05, 5.2, 10.0, (None, None, None))
+    assert not learner.on_refused(5.05, 5.2, 10.0, (None, None))
     # sent after it, but nothing sent since has succeeded: the same episode
-    assert not learner.on_refused(6.0, 6.0, 8.0, (None, None, None))
+    assert not learner.on_refused(6.0, 6.0, 8.0, (None, None))
     learner.on_success(6.5, 7.0)
-    assert learner.on_refused(8.0, 8.0, 8.0, (None, None, None))
+    assert learner.on_refused(8.0, 8.0, 8.0, (None, None))
     assert learner.rate(8.0) == pytest.approx(BACKOFF * 8.0)
 
 
 def test_an_unpaced_refusal_starts_from_what_was_accepted_and_grows() -> None:
     learner = Learner()
     assert learner.rate(0.0) is None
-    assert not learner.on_refused(1.0, 1.0, None, (None, None, None))  # nothing to go by
-    assert learner.on_refused(1.0, 1.0, None, (4.0, None, None))
+    assert not learner.on_refused(1.0, 1.0, None, (None, None))  # nothing to go by
+    assert learner.on_refused(1.0, 1.0, None, (4.0, None))
     assert learner.level is None  # a measurement, not a refused pace
     assert learner.rate(1.0) == pytest.approx(BACKOFF * 4.0)
     learner.on_success(1.5, 2.0)
     assert learner.rate(12.0) > 2 * learner.rate(2.0)  # type: ignore[operator]
-
-
-def test_a_refusal_at_the_first_guess_cuts_twice_when_less_was_charged() -> None:
-    """The first guess, taken unpaced, is inflated: refused at it, with less
-    answered since than one cut leaves, the level is one cut below it and
-    the pace two, never under the floor; answered above the cut, one cut."""
-    for answered, level in [(2.0, BACKOFF * 10.0), (9.0, 10.0)]:
-        learner = Learner()
-        assert learner.on_refused(1.0, 1.0, None, (10.0 / BACKOFF, None, None))
-        learner.on_success(1.0, 1.5)
-        assert learner.on_refused(3.0, 3.0, 10.0, (None, None, answered))
-        assert learner.level == pytest.approx(level)
-        assert learner.rate(3.0) == pytest.approx(BACKOFF * level)
-    learner = Learner()
-    learner.on_refused(1.0, 1.0, None, (10.0 / BACKOFF, None, None))
-    learner.on_success(1.0, 1.5)
-    assert learner.on_refused(3.0, 3.0, 10.0, (None, 7.0, 2.0))  # the floor holds
-    assert learner.rate(3.0) == pytest.approx(7.0)
 
 
 def test_the_accepted_rate_is_what_was_sent_less_what_was_refused() -> None:

@@ -182,7 +182,7 @@ class RateLimiter:
     def _on_success(
         self, permit: Permit, now: float, used: int | None, completion: int | None
     ) -> None:
-        self.pace.on_success(permit.started_at, now)
+        self.pace.learner.on_success(permit.started_at, now)
         self.parallel.on_success(permit.parallel)
         if self.tokens is not None:
             self.tokens.settle(permit, now, used=used, completion=completion)

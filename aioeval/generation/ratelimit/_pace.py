@@ -9,9 +9,7 @@ and only the parallel limit (`_parallel.ParallelCap`) holds them back.
 `Learner` reads a rate 429 as "the budget was empty just now", not "the
 limit is below what got through" (docs/rate-control.md): the pace never
 drops below the best rate delivered lately, and a cubic climb passes the
-refused pace within seconds and probes past it. The first guess, taken
-while unpaced, counts the budget's initial burst and requests admitted but
-not yet charged, so the first refusal at it may cut one step further.
+refused pace within seconds and probes past it.
 """
 
 from __future__ import annotations
@@ -91,27 +89,18 @@ class Learner:
         self, sent_at: float, now: float, paced: float | None, seen: tuple[float | None, ...]
     ) -> bool:
         """A rate 429 for a request sent at ``sent_at`` under the pace
-        ``paced`` (None: unpaced), ``seen`` the rates accepted just before,
-        delivered and answered since the last lowering (None: too few to
-        tell). Whether the pace was lowered: once per episode, so not for one
-        sent before the last lowering, nor again before one sent since has
-        succeeded."""
-        accepted, delivered, answered = seen
+        ``paced`` (None: unpaced), ``seen`` the rates accepted just before and
+        delivered since the last lowering (None: too few to tell). Whether the
+        pace was lowered: once per episode, so not for one sent before the
+        last lowering, nor again before one sent since has succeeded."""
+        accepted, delivered = seen
         self.last_429 = now
         if sent_at < self.since or not self.served:
             return False
         if paced is not None:
             level = accepted if accepted is not None and accepted < BACKOFF * paced else paced
             floor = self.floor(now, delivered)
-            if self.level is None and answered is not None and answered < BACKOFF * level:
-                # Refused at the first guess, which the initial burst and the
-                # uncharged requests inflated, and the episode that began with
-                # the budget empty was charged less than one cut leaves: cut
-                # twice. Not down to that charge, which the other client's
-                # bursts also lower on a shared key.
-                self.level = max(BACKOFF * level, floor)
-            else:
-                self.level = floor if BACKOFF * level <= floor < level else level
+            self.level = floor if BACKOFF * level <= floor < level else level
             self.start = max(BACKOFF * self.level, min(floor, self.level))
         elif accepted is not None or delivered:
             self.start = BACKOFF * (accepted or delivered or 0.0)
@@ -131,7 +120,6 @@ class Pace:
         self.due = now  # when the next send is due at the pace
         self.sent: deque[float] = deque(maxlen=1024)
         self.refused: deque[float] = deque(maxlen=1024)  # send times of rate 429s
-        self.answered: deque[float] = deque(maxlen=1024)  # when successes came back
         self.resumed = -math.inf  # the last pause's end
 
     def rate(self, now: float) -> float | None:
@@ -176,23 +164,9 @@ class Pace:
         begin = max(self.learner.since, self.sent[0] if self.sent else at)
         return self._through([t for t in self.sent if begin <= t < at], begin, at)
 
-    def charged(self, at: float) -> float | None:
-        """Successes answered per second from the last lowering to ``at``
-        (None: none yet, or a span too short to tell): what a budget metered
-        on usage was charged then, the requests in flight at that lowering
-        included."""
-        begin = self.learner.since
-        if not math.isfinite(begin) or at - begin < MIN_SPAN_S:
-            return None
-        return sum(begin <= t < at for t in self.answered) / (at - begin)
-
-    def on_success(self, sent_at: float, now: float) -> None:
-        self.answered.append(now)
-        self.learner.on_success(sent_at, now)
-
     def on_refused(self, sent_at: float, now: float) -> bool:
         """A rate 429; returns whether the pace was lowered."""
-        seen = (self.accepted(sent_at), self.delivered(sent_at), self.charged(sent_at))
+        seen = (self.accepted(sent_at), self.delivered(sent_at))
         self.refused.append(sent_at)
         lowered = self.learner.on_refused(sent_at, now, self.rate(sent_at), seen)
         if (interval := self.interval_s(now)) is not None:
