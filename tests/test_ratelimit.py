@@ -413,21 +413,28 @@ README_POLICY = RetryConfig(max_attempts=4, backoff_base_s=0.2, backoff_max_s=5.
 
 
 async def closed_loop(
-    server: Server, requests: int, *, max_concurrency: int = 16, **told: Any
+    server: Server,
+    requests: int,
+    *,
+    max_concurrency: int = 16,
+    sizes: list[int] | None = None,
+    **told: Any,
 ) -> tuple[float, RateLimiter]:
     """``requests`` samples through the limiter and the retry loop, as the
-    generator drives them; asserts that none is lost and returns the
-    virtual time taken."""
+    generator drives them, each using its ``sizes`` entry in tokens (300
+    each by default); asserts that none is lost and returns the virtual
+    time taken."""
     clock = server.clock
     limiter = RateLimiter(clock, max_concurrency=max_concurrency, max_quiet_s=5.0, **told)
     rng = random.Random(3)
+    sizes = sizes or [300] * requests
 
-    async def one() -> None:
+    async def one(size: int) -> None:
         async def attempt(number: int) -> None:
-            permit = await limiter.acquire(Ask(prompt=300, max_tokens=0))
-            status, hints = await server.request(300)
+            permit = await limiter.acquire(Ask(prompt=size, max_tokens=0))
+            status, hints = await server.request(size)
             if status == 200:
-                limiter.release(permit, "ok", hints=hints, used_tokens=300)
+                limiter.release(permit, "ok", hints=hints, used_tokens=size)
                 return
             reading = limiter.release(permit, "throttled", hints=hints)
             failure = Failure(kind="status", status=429, retry_after_s=hints.retry_after_s)
@@ -445,8 +452,8 @@ async def closed_loop(
     async with anyio.create_task_group() as tg:
         tg.start_soon(clock.autojump)
         async with anyio.create_task_group() as senders:
-            for _ in range(requests):
-                senders.start_soon(one)
+            for size in sizes[:requests]:
+                senders.start_soon(one, size)
         tg.cancel_scope.cancel()
     return clock.now(), limiter
 
