@@ -17,6 +17,8 @@ Imports only the standard library and `wire`.
 
 from __future__ import annotations
 
+import collections
+import itertools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -124,10 +126,11 @@ def held(memo: list[Any], before: list[int], table: Kept, answer: bool) -> list[
     are the answer's; one from elsewhere that the callee dropped later
     costs a comparison per request, never a wrong verdict. Containers the
     table already holds are left out."""
-    inner = _inner(memo, {_id(o) for o in memo[_len(before) :]})
+    last = _len(memo) if answer else _len(before)  # else the arguments alone
+    inner: dict[int, int] = _inner(memo) if last > _len(before) else {}
     known = {_id(o) for o in table.objects}
     out: list[int] = []
-    for n in range(_len(memo)):
+    for n in range(last):
         o = memo[n]
         if _type(o) not in _MUTABLE or _id(o) in known:
             continue
@@ -159,23 +162,22 @@ def _items(o: Any) -> Any:
     if t is list or t is set or t is _Deque:
         return o
     if t in _MUTABLE and t is not bytearray:
-        return [x for pair in o.items() for x in pair]
+        return _chain(o.items())
     return ()
 
 
-def _inner(memo: list[Any], returned: set[int]) -> dict[int, int]:
-    """How many references each of the answer's containers has from the
-    request's containers (a function of its own: its names are gone when
-    `held` reads the counts)."""
-    inner: dict[int, int] = {}
-    for o in memo:
-        for x in _items(o):
-            if _id(x) in returned:
-                inner[_id(x)] = inner.get(_id(x), 0) + 1
-    return inner
+def _inner(memo: list[Any]) -> dict[int, int]:
+    """How many references each container has from the request's
+    containers (counted by ``Counter`` over the items' ids, in C; a
+    function of its own: its names are gone when `held` reads the
+    counts)."""
+    return _Counter(_map(_id, _chain(_map(_items, memo))))
 
 
 _Deque = wire._deque
+_Counter = collections.Counter
+_chain = itertools.chain.from_iterable
+_map = map
 _ALONE = 3
 """A container's count held only by a memo list, as `held` reads it: the
 memo, the loop's name and `sys.getrefcount`'s argument."""
