@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,10 @@ import orjson
 
 from aioeval.executors.local import LocalPool
 from aioeval.sandbox.protocol import Checked, Program
-from aioeval.suites.human_eval.suite import build_program, checked_task, load_problems
+from aioeval.suites.human_eval.suite import build_program, checked_task
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from score_speed import variants
 
 TICK = os.sysconf("SC_CLK_TCK")
 FIELDS = ("faults", "child_faults", "cpu", "child_cpu")
@@ -70,15 +74,10 @@ def _sum(pids: list[int]) -> dict[str, float]:
 
 
 def _tasks(per_problem: int, strict: bool) -> list[Checked | Program]:
-    out: list[Checked | Program] = []
-    for p in load_problems():
-        for i in range(per_problem):
-            if i < per_problem // 2:
-                comp = p.fields["canonical_solution"] + f"\n# variant {i}\n"
-            else:
-                comp = f"    return None  # wrong variant {i}\n"
-            out.append(checked_task(p, comp) if strict else Program(program=build_program(p, comp)))
-    return out
+    return [
+        checked_task(p, comp) if strict else Program(program=build_program(p, comp))
+        for p, comp in variants(per_problem)
+    ]
 
 
 async def _run(pool: LocalPool, tasks: list[Checked | Program], workers: int) -> None:

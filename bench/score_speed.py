@@ -29,10 +29,12 @@ import msgspec
 import orjson
 
 from aioeval.suites.human_eval.suite import load_problems
-from aioeval.types import CandidateResult
+from aioeval.types import CandidateResult, Problem
 
 
-def make_samples(path: Path, per_problem: int) -> list[tuple[str, str]]:
+def variants(per_problem: int) -> list[tuple[Problem, str]]:
+    """Each HumanEval problem with ``per_problem`` answers: the first half
+    its canonical solution (each text different), the rest wrong."""
     rows = []
     for p in load_problems():
         for i in range(per_problem):
@@ -40,7 +42,12 @@ def make_samples(path: Path, per_problem: int) -> list[tuple[str, str]]:
                 comp = p.fields["canonical_solution"] + f"\n# variant {i}\n"
             else:
                 comp = f"    return None  # wrong variant {i}\n"
-            rows.append((p.id, comp))
+            rows.append((p, comp))
+    return rows
+
+
+def make_samples(path: Path, per_problem: int) -> list[tuple[str, str]]:
+    rows = [(p.id, comp) for p, comp in variants(per_problem)]
     path.write_bytes(
         b"".join(orjson.dumps({"task_id": t, "completion": c}) + b"\n" for t, c in rows)
     )
