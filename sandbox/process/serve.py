@@ -106,9 +106,10 @@ class _Peer:
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
-        self.kept = kept.Kept()
-        self.held: list[tuple[int, object]] = []
-        """The last request's containers this side still holds (`kept.held`)."""
+        self.kept = kept.Kept(self.codec)
+        self.held: tuple[list[Any], list[int]] = ([], [])
+        """The last request's containers this side still holds: its codec's
+        memo and their numbers in it (`kept.held`)."""
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
@@ -257,12 +258,11 @@ class _Peer:
         try:
             self.fields.flush()
             self.hand_back()
-            shared = self.kept.changes(self.codec(self.kept.codec_memo()))
+            shared = self.kept.changes()
         except _BaseException as exc:  # a write the verifier refused
             ok, value, writeback = False, self._raised(exc), []
-        held, self.held = self.held, []
-        for _, obj in held:
-            self.kept.add(obj)
+        (memo, held), self.held = self.held, ([], [])
+        self.kept.take(held, memo)  # past the table's size the verifier refuses
         out, err = self.out.take(), self.err.take()
         self.send_logs()
         return protocol.Reply(
@@ -271,14 +271,14 @@ class _Peer:
             writeback=writeback,
             out=out,
             err=err,
-            kept=[n for n, _ in held],
+            kept=held,
             shared=shared,
         )
 
     def _share(self, op: protocol.Op) -> protocol.Reply:
         """The verifier's side of `kept` (see `kept.serve`)."""
         try:
-            found, shared = kept.serve(self.kept, op.op, op.args, self.scope, self.codec)
+            found, shared = kept.serve(self.kept, op.op, op.args, self.scope)
         except _BaseException as exc:
             return protocol.Reply(ok=False, value=self._raised(exc))
         return protocol.Reply(ok=True, value=found, shared=shared)
@@ -309,8 +309,7 @@ class _Peer:
                     return True, value, []
                 tree = codec.encode(value)
                 value = None
-                held = kept.held(codec.memo, [], self.kept, True)
-                self.held = [(n, codec.memo[n]) for n in held]
+                self.held = codec.memo, kept.held(codec.memo, [], self.kept, True)
                 return True, tree, []
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
@@ -318,8 +317,7 @@ class _Peer:
             value = self.perform(op, args)
             tree = codec.encode(value)
             value = None
-            held = kept.held(codec.memo, before, self.kept, op.op in _ANSWERS)
-            self.held = [(n, codec.memo[n]) for n in held]
+            self.held = codec.memo, kept.held(codec.memo, before, self.kept, op.op in _ANSWERS)
             return True, tree, codec.writeback(snaps)
         except _BaseException as exc:
             try:

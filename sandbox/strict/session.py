@@ -88,7 +88,7 @@ class Session(standins.Standins, callbacks.Callbacks):
         """Fields of the child's objects, read at `fields_epoch` (`field`)."""
         self.opaque: set[int] = set()
         self.fields_epoch, self.batch = -1, fieldsof.FIRST
-        self.kept = kept.Kept()
+        self.kept = kept.Kept(self.codec)
         """Containers both the test and the candidate hold (`kept`)."""
 
     # --- wire hooks ---------------------------------------------------------
@@ -247,7 +247,7 @@ class Session(standins.Standins, callbacks.Callbacks):
             self._exchange(protocol.Op(ref=world.REF, op="world", args=changed))
         if self.kept.objects:
             try:
-                items = self.kept.changes(self._kept_codec())
+                items = self.kept.changes()
             except wire.NotData as exc:
                 raise CheckSetupError(
                     f"the test passed a value that cannot be sent: {exc}"
@@ -267,12 +267,9 @@ class Session(standins.Standins, callbacks.Callbacks):
                 raise CandidateError("the candidate's process sent a malformed message")
             self.kept.add(scope[names[i]])
         try:
-            self.kept.apply(reply.shared, self._kept_codec())
+            self.kept.apply(reply.shared)
         except (wire.NotData, TypeError) as exc:
             raise CandidateError(f"the candidate sent back {exc}") from None
-
-    def _kept_codec(self) -> wire.Codec:
-        return self.codec(self.kept.codec_memo())
 
     def answer(self, reply: protocol.Reply, codec: wire.Codec | None = None, sent: int = 0) -> Any:
         """The value ``reply`` carries (raised, if the candidate's code
@@ -296,8 +293,12 @@ class Session(standins.Standins, callbacks.Callbacks):
                 if not 0 <= item[0] < sent:
                     raise wire.NotData("write-back to an unknown container")
                 codec.refill(codec.memo[item[0]], item[1])
-            self.kept.apply(reply.shared, self._kept_codec())
-            self._hold(reply.kept, codec.memo)
+            self.kept.apply(reply.shared)
+            if not self.kept.take(reply.kept, codec.memo):
+                callbacks.told(
+                    f"strict scoring follows at most {kept.MAX_KEPT} containers"
+                    " that both the test and the candidate hold"
+                )
         except wire.NotData as exc:
             raise CandidateError(f"the candidate sent back {exc}") from None
         except TypeError as exc:  # an unhashable key or set item
@@ -307,17 +308,6 @@ class Session(standins.Standins, callbacks.Callbacks):
                 raise value
             raise CandidateError("the candidate's process sent a malformed exception")
         return value
-
-    def _hold(self, numbers: list[int], memo: list[Any]) -> None:
-        """Keep the request's containers the child still holds (`kept`)."""
-        for n in numbers:
-            if not 0 <= n < len(memo) or type(memo[n]) not in _MUTABLE:
-                raise wire.NotData("an unknown container to keep")
-            if not self.kept.add(memo[n]):
-                callbacks.told(
-                    f"strict scoring follows at most {kept.MAX_KEPT} containers"
-                    " that both the test and the candidate hold"
-                )
 
     def child_random(self) -> object:
         """The state of ``random`` for the child, if the test changed it
@@ -377,6 +367,3 @@ class Session(standins.Standins, callbacks.Callbacks):
                 raise CandidateGone("the candidate's process answered out of turn")
         finally:
             self.depth -= 1
-
-
-_MUTABLE = frozenset(wire.MUTABLE)

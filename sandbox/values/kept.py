@@ -39,9 +39,13 @@ _MUTABLE = frozenset(wire.MUTABLE)
 
 class Kept:
     """One side's held containers, numbered as the other side's are, with
-    what each held when the two sides last agreed."""
+    what each held when the two sides last agreed. ``codec`` makes that
+    side's codec on a given memo: the table's exchanges start with the
+    table as their memo, so a kept container inside another is named, not
+    copied."""
 
-    def __init__(self) -> None:
+    def __init__(self, codec: Callable[[list[Any]], wire.Codec]) -> None:
+        self.codec = codec
         self.objects: list[Any] = []
         self.snaps: list[object] = []
 
@@ -54,24 +58,40 @@ class Kept:
         self.snaps.extend(wire.snapshot([obj]))
         return True
 
-    def changes(self, codec: wire.Codec) -> list[Any]:
+    def take(self, numbers: list[int], memo: list[Any]) -> bool:
+        """Keep the request's containers ``numbers`` names (of ``memo``, the
+        request's codec's, as `held` found them) from now on; false if some
+        did not fit (see `add`). Raises `wire.NotData` on a number that names
+        no container of the request."""
+        fitted = True
+        for n in numbers:
+            if _type(n) is not int or not 0 <= n < _len(memo) or _type(memo[n]) not in _MUTABLE:
+                raise wire.NotData("an unknown container to keep")
+            fitted = self.add(memo[n]) and fitted
+        return fitted
+
+    def changes(self) -> list[Any]:
         """``[k, contents]`` of each kept container changed since the sides
-        last agreed, encoded with ``codec`` (whose memo starts as the
-        table, so one kept container inside another is named, not copied)."""
+        last agreed."""
         if not self.objects:
             return []
-        out = [
-            [k, codec.contents(self.objects[k], 0)] for k in wire.changed(self.objects, self.snaps)
-        ]
+        out = self.contents(wire.changed(self.objects, self.snaps))
         if out:
             self.snaps = wire.snapshot(self.objects)
         return out
 
-    def apply(self, items: object, codec: wire.Codec) -> None:
+    def contents(self, numbers: Any) -> list[Any]:
+        """``[k, contents]`` of the kept containers ``numbers``, for the
+        other side to `apply`."""
+        codec = self.codec(list(self.objects))
+        return [[k, codec.contents(self.objects[k], 0)] for k in numbers]
+
+    def apply(self, items: object) -> None:
         """Refill the kept containers ``items`` names (see `changes`);
         raises `wire.NotData` on anything malformed."""
         if _type(items) is not list:
             raise wire.NotData("malformed kept containers")
+        codec = self.codec(list(self.objects))
         for item in items:
             if _type(item) is not list or _len(item) != 2 or _type(item[0]) is not int:
                 raise wire.NotData("malformed kept containers")
@@ -81,34 +101,21 @@ class Kept:
         if items:
             self.snaps = wire.snapshot(self.objects)
 
-    def codec_memo(self) -> list[Any]:
-        """A fresh memo for a codec of the table's exchanges (see `changes`)."""
-        return list(self.objects)
 
-
-def serve(
-    table: Kept,
-    op: str,
-    args: object,
-    scope: dict[str, object],
-    codec: Callable[[list[Any]], wire.Codec],
-) -> tuple[object, list[Any]]:
+def serve(table: Kept, op: str, args: object, scope: dict[str, object]) -> tuple[object, list[Any]]:
     """The child's answer to the verifier's ``kept`` request (refill what
     the test changed in the containers both sides hold) or ``keepnames``
     (start holding the program's globals ``args`` names): which names it
     holds, and what they hold, to be refilled on the test's side."""
     if op == "kept":
-        table.apply(args, codec(table.codec_memo()))
+        table.apply(args)
         return None, []
     start, found = _len(table.objects), []
     for i, name in enumerate(args if _type(args) is list else []):
         obj = scope.get(name) if _type(name) is str else None
         if _type(obj) in _MUTABLE and table.add(obj):
             found.append(i)
-    enc = codec(table.codec_memo())
-    return found, [
-        [k, enc.contents(table.objects[k], 0)] for k in range(start, _len(table.objects))
-    ]
+    return found, table.contents(range(start, _len(table.objects)))
 
 
 def counts(memo: list[Any]) -> list[int]:
@@ -149,7 +156,7 @@ def _within(memo: list[Any], out: list[int], known: set[int]) -> list[int]:
     seen = set(out)
     todo = list(out)
     while todo:
-        for x in _items(memo[todo.pop()]):
+        for x in _members(memo[todo.pop()]):
             n = number.get(_id(x))
             if n is not None and n not in seen and _id(x) not in known:
                 seen.add(n)
@@ -157,24 +164,15 @@ def _within(memo: list[Any], out: list[int], known: set[int]) -> list[int]:
     return sorted(seen)
 
 
-def _items(o: Any) -> Any:
-    t = _type(o)
-    if t is list or t is set or t is _Deque:
-        return o
-    if t in _MUTABLE and t is not bytearray:
-        return _chain(o.items())
-    return ()
-
-
 def _inner(memo: list[Any]) -> dict[int, int]:
     """How many references each container has from the request's
     containers (counted by ``Counter`` over the items' ids, in C; a
     function of its own: its names are gone when `held` reads the
     counts)."""
-    return _Counter(_map(_id, _chain(_map(_items, memo))))
+    return _Counter(_map(_id, _chain(_map(_members, memo))))
 
 
-_Deque = wire._deque
+_members = wire.members
 _Counter = collections.Counter
 _chain = itertools.chain.from_iterable
 _map = map

@@ -251,19 +251,22 @@ _VIEWS: dict[type, str] = {
 type's own: set-like for keys and items, identity for values)."""
 
 
+def members(v: Any) -> Any:
+    """The objects a numbered container holds, as one iterable: a
+    sequence's or set's items, a mapping's keys and values in turn; none
+    for a NaN or a bytearray (whose bytes are compared as bytes)."""
+    t = _type(v)
+    if t in _MAPPINGS:
+        return _chain(_items(v))
+    if t is _float or t is bytearray:
+        return ()
+    return v
+
+
 def snapshot(memo: list[Any]) -> list[object]:
     """What each numbered container holds now (its items' identities), to
     tell after a call which ones the callee changed."""
-    out: list[object] = []
-    for v in memo:
-        t = _type(v)
-        if t is bytearray:
-            out.append(bytes(v))
-        elif t in _MAPPINGS:
-            out.append([x for pair in _items(v) for x in pair])
-        else:
-            out.append([] if t is _float else list(v))
-    return out
+    return [bytes(v) if _type(v) is bytearray else list(members(v)) for v in memo]
 
 
 def changed(memo: list[Any], snaps: list[object]) -> list[int]:
@@ -278,13 +281,10 @@ def changed(memo: list[Any], snaps: list[object]) -> list[int]:
         if t is bytearray:
             if old != v:
                 out.append(n)
-        elif t is _float:
-            continue
-        elif t in _MAPPINGS:
-            if _len(old) != 2 * _len(v) or not _all(_map(_is, _chain(_items(v)), old)):
+        elif t is not _float:
+            size = 2 * _len(v) if t in _MAPPINGS else _len(v)
+            if _len(old) != size or not _all(_map(_is, members(v), old)):
                 out.append(n)
-        elif _len(old) != _len(v) or not _all(_map(_is, v, old)):
-            out.append(n)
     return out
 
 
