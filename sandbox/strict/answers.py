@@ -54,9 +54,10 @@ class Answers:
         self.asked = 0
         """Answers of the requests sent that are still to be read."""
         talk.epoch += 1
+        talk.hand_over_world()  # once: the stream's inputs are one request's
         talk.unread += len(payloads)
         _streams.append(self)
-        self._ask_next()  # the child starts on the inputs at once
+        self._ask_next(talk.child_random())  # the child starts on the inputs at once
 
     def __iter__(self) -> Answers:
         return self
@@ -72,12 +73,12 @@ class Answers:
         self.talk.unread -= 1
         return self.talk.answer(reply, codec, sent)
 
-    def _ask_next(self) -> None:
+    def _ask_next(self, rand: object = None) -> None:
         """Send the next request: as many of the unsent inputs as fit in one
-        frame, halving where they do not (one input alone goes as it is)."""
-        self.talk.hand_over_world()
+        frame, halving where they do not (one input alone goes as it is).
+        The test's process state and ``random`` go with the first only, as
+        they would with the whole part in one request."""
         batch = self.unsent.pop()
-        rand = self.talk.child_random()  # read once: it is sent once
         while True:
             op = protocol.Op(ref=self.ref, op="map", args=batch, rand=rand)
             frame = protocol.encode_frame(op)
