@@ -41,14 +41,15 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         _GAVE,
     ),
-    "copy.deepcopy of the candidate's object": (
+    "pickle of the candidate's object": (
         _DATACLASS,
-        "def check(candidate):\n    q = candidate(Point(1, 2), 1)\n    assert copy.deepcopy(q) == Point(2, 3)\n",
+        "import pickle\n\n\ndef check(candidate):\n"
+        "    q = candidate(Point(1, 2), 1)\n    assert pickle.loads(pickle.dumps(q)) == Point(2, 3)\n",
         "shifted",
         _SHIFTED,
         "failed",
-        "passed",
-        _GAVE,
+        "failed",  # one program's classes are not importable by their module's name either
+        "strict scoring: the test pickled the candidate's",
     ),
     "async for over the candidate's async generator": (
         'async def countdown(n):\n    """yield n, n-1, ..., 1"""\n',

@@ -712,15 +712,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "not 'Proxy'",
     ),
-    "copy.deepcopy of a returned object": (
-        'from dataclasses import dataclass\n\n\n@dataclass\nclass P:\n    x: int\n\n\ndef make(x):\n    """P(x)"""\n',
-        "import copy\n\n\ndef check(candidate):\n    assert copy.deepcopy(candidate(1)) == P(1)\n",
-        "make",
-        "    return P(x)\n",
-        "failed",
-        "passed",
-        "TypeError",
-    ),
     "an int of more than 2**20 bits": (
         'def fact(n):\n    """n!"""\n',
         "import math\n\n\ndef check(candidate):\n    assert candidate(100000) == math.factorial(100000)\n",

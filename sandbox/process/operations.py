@@ -9,6 +9,7 @@ candidate code runs, so rebinding builtins cannot change what is done.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from .. import protocol
@@ -26,6 +27,8 @@ _setattr = setattr
 _delattr = delattr
 _isinstance = isinstance
 _run_coroutine = asyncrun.run_nested
+_copy = copy.copy
+_deepcopy = copy.deepcopy
 
 
 def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, args: Any) -> Any:
@@ -78,6 +81,10 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
     if name == "fields":  # see `fieldsof`: none of the program's code runs
         most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
         return fieldsof.fields_of(target, most, fieldsof.plain)
+    if name == "copy":  # ``copy.copy`` of the object: its class's own code
+        return _copy(target)
+    if name == "deepcopy":
+        return _deepcopy(target)
     if name == "await":  # a coroutine, run to its end on a loop of its own
         return _run_coroutine(target)  # type: ignore[arg-type]
     if name == "gather":  # several, side by side on one loop of their own

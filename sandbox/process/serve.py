@@ -333,6 +333,8 @@ class _Peer:
         back = self.origins.get(_id(exc))
         if back is not None and back[0] is exc:  # the test's own, passed on
             return ["v", back[1]]
+        if _type(exc) is wire.NotData:  # a value of ours that does not cross
+            return ["e", wire.UNSENT, "", None, ["t", [_str(exc)[:200]]]]
         return described.exception_tree(exc, self.codec())
 
     def perform(self, op: protocol.Op, args: Any) -> Any:

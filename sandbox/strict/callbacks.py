@@ -12,7 +12,7 @@ from typing import Any
 from .. import protocol
 from ..values import mirror, wire, world
 from . import sidebyside, testobjects
-from .outcomes import Refused
+from .outcomes import told
 
 
 class Callbacks:
@@ -72,13 +72,6 @@ class Callbacks:
             name = base.__name__
         # The child names it by this number if it raises it on to us.
         return ["e", name, "", None, args, self._own(exc)]
-
-
-def told(reason: str) -> None:
-    """What strict scoring cannot follow (a state the candidate's process
-    set that the test's cannot take, too many shared containers): the check
-    fails with ``reason`` (`outcomes.Refused.told`)."""
-    Refused.told = Refused.told or str(Refused(reason))
 
 
 def _no_reference(value: object) -> object:

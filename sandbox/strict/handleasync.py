@@ -24,7 +24,7 @@ import collections.abc
 from collections.abc import Callable, Generator
 from typing import Any
 
-from .outcomes import CandidateError
+from .outcomes import CandidateError, told
 
 
 class Coroutine:
@@ -72,7 +72,7 @@ def _run(handle: Any) -> Any:
             _done[id(other)] = [False, exc]
         raise
     if type(outcomes) is not list or len(outcomes) != len(others) + 1:
-        raise CandidateError("the candidate's process sent a malformed message")
+        raise CandidateError(told("the candidate's process sent a malformed message"))
     for other, outcome in zip(others, outcomes[1:], strict=True):
         _done[id(other)] = outcome
     return _outcome(outcomes[0])
@@ -80,11 +80,11 @@ def _run(handle: Any) -> Any:
 
 def _outcome(outcome: Any) -> Any:
     if type(outcome) is not list or len(outcome) != 2 or type(outcome[0]) is not bool:
-        raise CandidateError("the candidate's process sent a malformed message")
+        raise CandidateError(told("the candidate's process sent a malformed message"))
     if outcome[0]:
         return outcome[1]
     if not isinstance(outcome[1], BaseException):
-        raise CandidateError("the candidate's process sent a malformed message")
+        raise CandidateError(told("the candidate's process sent a malformed message"))
     raise outcome[1]
 
 

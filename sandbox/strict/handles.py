@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 from . import handleasync, handlemath, skeleton, twins
-from .outcomes import CandidateError, CandidateExit, CandidateGone, CheckSetupError, Refused
+from .outcomes import CandidateError, CandidateExit, CandidateGone, CheckSetupError, Refused, told
 
 # Flags the child reports on a handle (about its own object; they only
 # choose which of Python's defaults the verifier may apply on its own).
@@ -225,7 +225,7 @@ class Handle:
         # comparison with the prompt's (one round trip, not two).
         got = self._ask("build", (args, kwargs or None))
         if type(got) is not list or len(got) != 2:
-            raise CandidateError("the candidate's process sent a malformed object")
+            raise CandidateError(told("the candidate's process sent a malformed object"))
         got, state = got
         if type(got) is Handle:
             got._seed(state)
@@ -319,6 +319,26 @@ class Handle:
             f"strict scoring: the test derives a class from the candidate's {self._name}, "
             "whose code runs only in the candidate's process"
         )
+
+    def __copy__(self) -> Any:
+        """``copy.copy`` of the candidate's object, made in its process by
+        its class's own code (a copy there, a handle here)."""
+        return self._ask("copy")
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self._ask("deepcopy")
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """``pickle`` of the candidate's object: a refusal, not the
+        ``TypeError`` of an object that cannot be pickled, which a test
+        expecting one would take for the answer."""
+        raise Refused(
+            f"strict scoring: the test pickled the candidate's {self._name} object, "
+            "which lives in the candidate's process"
+        )
+
+    def __reduce__(self) -> Any:
+        return self.__reduce_ex__(2)
 
     def __instancecheck__(self, obj: Any) -> bool:
         answer = self._ask("isinstance", obj)

@@ -1,7 +1,7 @@
 """Names a failure that comes from the candidate's object being a `Handle`
 in the verifier, not from the candidate's answer: the test gave one to a
 library function that needs the live object (``dataclasses.asdict``,
-``copy.deepcopy``, ``pickle``), or used it in a way Python looks up on the
+``json.dumps``), or used it in a way Python looks up on the
 object's own type (``async for``, an operator the handle does not carry).
 Only the reason of a check that already failed is named; no verdict
 changes."""

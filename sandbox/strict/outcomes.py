@@ -8,22 +8,38 @@ from __future__ import annotations
 class Refused(BaseException):
     """The test asked a question only the candidate's code could answer.
 
-    The first one made in a check's process is kept (`first`): a test
-    runner that catches everything (``unittest`` does) turns it into a
-    test error and the check fails with the runner's own assertion, which
-    must not hide the reason. A check's process is fresh, so nothing of
-    another check is kept."""
+    Every refusal is kept (`told`): the check fails with the first one
+    whatever the test does after, since a test that catches it (a bare
+    ``except``, ``unittest``'s runner, ``except BaseException``) would
+    otherwise go on down a path the single program never takes. A check's
+    process is fresh, so nothing of another check is kept."""
 
     first: str | None = None
+    """The first refusal or note (`note`): named should the check fail."""
     told: str | None = None
-    """A refusal the candidate's process was told of (as an error raised in
-    its code, where the test's code does not see it): the check fails with
-    it whatever the test does after."""
+    """The first refusal or limit (`told`): the check fails with it."""
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)
-        if Refused.first is None and args and type(args[0]) is str:
-            Refused.first = args[0]
+        if args and type(args[0]) is str:
+            Refused.first = Refused.first or args[0]
+            Refused.told = Refused.told or args[0]
+
+    @staticmethod
+    def note(reason: str) -> None:
+        """A reason to name should the check fail, which does not fail it:
+        the candidate's code probed what strict scoring withholds and got
+        an ``AttributeError``, as for an attribute that is not there."""
+        Refused.first = Refused.first or reason
+
+
+def told(reason: str) -> str:
+    """What strict scoring cannot follow (a value that does not cross, a
+    state the test's process cannot take, output past its budget): the
+    check fails with ``reason`` whatever the test does after. Returns it."""
+    Refused.told = Refused.told or reason
+    Refused.first = Refused.first or reason
+    return reason
 
 
 class CandidateGone(BaseException):

@@ -31,6 +31,7 @@ from .handles import (
     Handle,
     Refused,
 )
+from .outcomes import told
 
 _READS = frozenset({"plain", "state", "fields"})
 """Requests that only read a value (with the builtin type's own methods)."""
@@ -62,7 +63,7 @@ class Session(standins.Standins, callbacks.Callbacks):
         """The prelude's own classes by name: an instance of the candidate's
         class of that name is compared as the prelude's class would."""
         self.turn = threading.RLock()
-        self.threads = sidebyside.Threads(callbacks.told)
+        self.threads = sidebyside.Threads(told)
         """Whether the candidate's threads called the test's code side by side."""
         self.handles: dict[int, Any] = {}
         self.members: dict[int, int] = {}
@@ -204,7 +205,7 @@ class Session(standins.Standins, callbacks.Callbacks):
         try:
             return self.codec().decode(tree)
         except wire.NotData as exc:
-            raise CandidateError(f"the candidate sent {exc}") from None
+            raise CandidateError(told(f"the candidate sent {exc}")) from None
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
         return wire.Codec(self.foreign, self.refer, memo)
@@ -264,12 +265,12 @@ class Session(standins.Standins, callbacks.Callbacks):
         found = reply.value if reply.ok and type(reply.value) is list else []
         for i in found[: len(names)]:
             if type(i) is not int or not 0 <= i < len(names):
-                raise CandidateError("the candidate's process sent a malformed message")
+                raise CandidateError(told("the candidate's process sent a malformed message"))
             self.kept.add(scope[names[i]])
         try:
             self.kept.apply(reply.shared)
         except (wire.NotData, TypeError) as exc:
-            raise CandidateError(f"the candidate sent back {exc}") from None
+            raise CandidateError(told(f"the candidate sent back {exc}")) from None
 
     def answer(self, reply: protocol.Reply, codec: wire.Codec | None = None, sent: int = 0) -> Any:
         """The value ``reply`` carries (raised, if the candidate's code
@@ -295,18 +296,18 @@ class Session(standins.Standins, callbacks.Callbacks):
                 codec.refill(codec.memo[item[0]], item[1])
             self.kept.apply(reply.shared)
             if not self.kept.take(reply.kept, codec.memo):
-                callbacks.told(
+                told(
                     f"strict scoring follows at most {kept.MAX_KEPT} containers"
                     " that both the test and the candidate hold"
                 )
         except wire.NotData as exc:
-            raise CandidateError(f"the candidate sent back {exc}") from None
+            raise CandidateError(told(f"the candidate sent back {exc}")) from None
         except TypeError as exc:  # an unhashable key or set item
-            raise CandidateError(f"the candidate sent back a bad value: {exc}") from None
+            raise CandidateError(told(f"the candidate sent back a bad value: {exc}")) from None
         if not reply.ok:
             if isinstance(value, BaseException):
                 raise value
-            raise CandidateError("the candidate's process sent a malformed exception")
+            raise CandidateError(told("the candidate's process sent a malformed exception"))
         return value
 
     def child_random(self) -> object:
@@ -336,6 +337,17 @@ class Session(standins.Standins, callbacks.Callbacks):
                     stream.write(kept)
                 except Exception:
                     pass
+        if self.output_budget <= 0:
+            self._cut()
+
+    def _cut(self) -> None:
+        """Output or log records past what a check passes on were dropped,
+        so a later line the test looks for (or must not find) may be gone."""
+        told(
+            f"strict scoring passes on at most {OUTPUT_BUDGET} characters and "
+            f"{logtap.MAX_RECORDS} log records at a time of what the candidate prints "
+            "and logs, and it wrote more"
+        )
 
     def _exchange(self, op: protocol.Op) -> protocol.Reply:
         if self.unread and not self.depth:
@@ -347,7 +359,7 @@ class Session(standins.Standins, callbacks.Callbacks):
         """The child's next `Reply`, serving its requests and passing on
         its output and log records until it comes."""
         if self.depth >= MAX_NESTING:
-            raise CandidateError("calls between the test and the candidate nest too deeply")
+            raise CandidateError(told("calls between the test and the candidate nest too deeply"))
         self.depth += 1
         try:
             while True:
@@ -359,7 +371,10 @@ class Session(standins.Standins, callbacks.Callbacks):
                 if type(msg) is protocol.Reply:
                     return msg
                 if type(msg) is protocol.Logged:
-                    self.output_budget -= logtap.emit(msg.records, self.output_budget)
+                    used, whole = logtap.emit(msg.records, self.output_budget)
+                    self.output_budget -= used
+                    if not whole:
+                        self._cut()
                     continue
                 if type(msg) is protocol.Op:
                     self.chan.send(self._serve(msg))

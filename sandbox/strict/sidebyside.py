@@ -34,7 +34,7 @@ _cpu = time.thread_time
 class Threads:
     """In the verifier: whether the two conditions above were seen."""
 
-    def __init__(self, refuse: Callable[[str], None]) -> None:
+    def __init__(self, refuse: Callable[[str], object]) -> None:
         self.refuse = refuse
         self.contended = False
         self.waited = False

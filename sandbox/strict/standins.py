@@ -14,7 +14,7 @@ import weakref
 from typing import Any
 
 from ..values import wire
-from .outcomes import CandidateError, CandidateExit
+from .outcomes import CandidateError, CandidateExit, told
 
 
 class Standins:
@@ -99,6 +99,9 @@ class Standins:
             args = args if type(args) is tuple else (str(args),)
         except wire.NotData:
             args = ()
+        if cls_tree is None and type_name == wire.UNSENT:
+            what = str(args[0])[:200] if args else "refused"
+            return CandidateError(told(f"the candidate sent back {what}"))
         if cls_tree is None:
             cls = getattr(builtins, type_name, None)
             if not (isinstance(cls, type) and issubclass(cls, BaseException)):

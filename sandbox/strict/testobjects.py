@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import asyncrun, fieldsof
-from .outcomes import Refused
+from .outcomes import Refused, told
 
 
 def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
@@ -28,7 +28,7 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
     if op == "getattr":
         if type(args) is not str or not _readable(target, args, test_module):
             if type(args) is str and _present(target, args):
-                Refused(  # kept as the reason should the check fail (`Refused.first`)
+                Refused.note(
                     f"strict scoring: the candidate's code read {args[:100]!r} of the test's "
                     f"{type(target).__name__[:100]} object, which strict scoring does not "
                     "let it read"
@@ -43,12 +43,12 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
         return bool(type(target).__exit__(target, args[0], args[1], None))
     if op == "await":
         if args is not True or not asyncrun.alone():
-            refused = Refused(
-                "strict scoring: the candidate's code awaited the test's coroutine beside "
-                "other tasks, which only one event loop shared by both could interleave"
+            raise RuntimeError(  # the child's request gets an answer
+                told(
+                    "strict scoring: the candidate's code awaited the test's coroutine beside "
+                    "other tasks, which only one event loop shared by both could interleave"
+                )
             )
-            Refused.told = Refused.told or str(refused)
-            raise RuntimeError(str(refused))  # the child's request gets an answer
         return asyncrun.run_nested(target)
     if op == "fields":
         most = min(args, fieldsof.MOST) if type(args) is int else 1

@@ -46,7 +46,7 @@ import msgspec
 from .. import frames, protocol
 from ..process import checkfork
 from ..values import unshared, wire, world
-from . import answers, handles, session, testrandom, timers
+from . import answers, handles, measures, session, testrandom, timers
 from .channel import Channel
 from .handleuse import handle_use
 from .testcode import Capture, Compiled, TestBroken, guarded
@@ -355,6 +355,7 @@ def _warm() -> None:
     for name in WARM:
         importlib.import_module(name)
     world.prepare()
+    measures.prepare()
     unshared.prepare()
 
 

@@ -83,15 +83,17 @@ def set_levels(items: Any) -> None:
                 logging.getLogger(item[0][:200]).setLevel(item[1])
 
 
-def emit(records: Any, budget: int) -> int:
+def emit(records: Any, budget: int) -> tuple[int, bool]:
     """In the verifier: the child's records, to the test's loggers, within
-    ``budget`` characters; returns the characters used. A record of a
+    ``budget`` characters; returns the characters used and whether every
+    record came (not when the child's tap may have dropped some at its
+    `MAX_RECORDS`). A record of a
     logger the test never made goes to its nearest ancestor the test has
     (as one program's new logger would propagate there), so the child
     cannot make the verifier build loggers."""
     used = 0
     if type(records) is not list:
-        return used
+        return used, True
     for item in records[:MAX_RECORDS]:
         if type(item) is not list or len(item) != 6:
             continue
@@ -99,7 +101,7 @@ def emit(records: Any, budget: int) -> int:
         if type(name) is not str or type(level) is not int or type(text) is not str:
             continue
         if used + len(text) > budget:
-            break
+            return used, False
         used += len(text)
         if name == warntap.MARK:
             warntap.issue(text, func, line)
@@ -119,7 +121,7 @@ def emit(records: Any, budget: int) -> int:
             }
         )
         logger.handle(record)
-    return used
+    return used, len(records) < MAX_RECORDS
 
 
 def _nearest(name: str) -> logging.Logger:

@@ -94,7 +94,7 @@ def _text(raw: bytes) -> str:
 def take(
     tree: Any,
     shared: str,
-    refuse: Callable[[str], None],
+    refuse: Callable[[str], object],
     contended: Callable[[], None] = lambda: None,
 ) -> None:
     """In the verifier: the candidate's state (``shared``: the check's

@@ -51,6 +51,12 @@ class NotData(Exception):
     """A tree that does not describe a value (malformed, too large, refused)."""
 
 
+UNSENT = "<not sent>"
+"""The name the child gives, in place of an exception's, to a value of its
+that did not cross (`NotData` on its side): one program would have passed
+it on, so the check cannot go on as that program would."""
+
+
 def check_hashes(items: list[Any]) -> list[Any]:
     """``items``, unless more than `MAX_SAME_HASH` share one hash value
     (building a set or dict of them would take quadratic time)."""

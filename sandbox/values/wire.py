@@ -46,6 +46,7 @@ from typing import Any
 from . import stdvalues, unwire
 
 MAX_DEPTH = stdvalues.MAX_DEPTH
+UNSENT = stdvalues.UNSENT
 MAX_INT_BITS = stdvalues.MAX_INT_BITS
 MAX_NODES = stdvalues.MAX_NODES
 MAX_SAME_HASH = stdvalues.MAX_SAME_HASH

@@ -1,0 +1,136 @@
+"""What strict scoring cannot follow fails the check whatever the test does
+after: a refusal, a value that does not cross, output past what is passed
+on, a measure of the verifier's own process. A test that catches the error
+(``except Exception``, a bare ``except``, ``assertRaises``) would otherwise
+take strict scoring's limit for the candidate's answer, and a wrong answer
+would pass. Each shape is a wrong answer the single program fails."""
+
+from __future__ import annotations
+
+import pytest
+from test_faithful import _d, judged_alike, judged_as_listed, score_both
+
+from aioeval.types import CandidateResult
+
+_CAUGHT = _d(
+    """
+    def check(candidate):
+        try:
+            candidate(-1)
+        except Exception:
+            return
+        raise AssertionError("expected an error")
+    """
+)
+
+# name: (prompt, test, entry, answer, strict status, official status, reason in strict)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "a refusal inside a bare except": (
+        'class Account:\n    def __init__(self, n):\n        self.n = n\n\n\ndef make(n):\n    """an Account"""\n',
+        _d(
+            """
+            def check(candidate):
+                a = candidate(1)
+                try:
+                    hash(a)
+                except:
+                    return
+                raise AssertionError("an Account must not be hashable")
+            """
+        ),
+        "make",
+        "    class Account:\n        def __init__(self, n):\n            self.n = n\n"
+        "        def __hash__(self):\n            return self.n\n    return Account(n)\n",
+        "failed",
+        "failed",
+        "strict scoring: the test asked for hash()",
+    ),
+    "a value too deep to cross, caught as the error expected": (
+        'def nest(n):\n    """n levels of lists; ValueError if n < 0"""\n',
+        _CAUGHT,
+        "nest",
+        "    v = []\n    for _ in range(abs(n) * 500):\n        v = [v]\n    return v\n",
+        "failed",
+        "failed",
+        "the candidate sent back value too large or too deeply nested",
+    ),
+    "output past what is passed on hides a forbidden line": (
+        'def quiet(n):\n    """return n; print nothing"""\n',
+        _d(
+            """
+            import contextlib, io
+            def check(candidate):
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    assert candidate(3) == 3
+                assert "debug" not in buf.getvalue()
+            """
+        ),
+        "quiet",
+        "    import sys\n    sys.stderr.write('x' * 1_200_000)\n    print('debug')\n    return n\n",
+        "failed",
+        "failed",
+        "strict scoring passes on at most",
+    ),
+    "a CPU budget measured in the test's own process": (
+        'def total(n):\n    """sum of range(n), fast"""\n',
+        _d(
+            """
+            import time
+            def check(candidate):
+                t0 = time.process_time()
+                assert candidate(3000) == sum(range(3000))
+                assert time.process_time() - t0 < 0.02
+            """
+        ),
+        "total",
+        "    s = 0\n    for i in range(n):\n        for _ in range(n // 3):\n            pass\n"
+        "        s += i\n    return s\n",
+        "failed",
+        "failed",
+        "strict scoring: the test measured the CPU time of its own process",
+    ),
+}
+
+# name: (prompt, test, entry, right answer, wrong answer)
+SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "copy.deepcopy of the candidate's object, made by its own class": (
+        'class Bag:\n    def __init__(self):\n        self.items = []\n\n\ndef filled(xs):\n    """a Bag"""\n',
+        _d(
+            """
+            import copy
+            def check(candidate):
+                b = candidate([1, 2])
+                c = copy.deepcopy(b)
+                c.items.append(3)
+                assert b.items == [1, 2] and c.items == [1, 2, 3]
+            """
+        ),
+        "filled",
+        "    class Bag:\n        def __init__(self, items):\n            self.items = list(items)\n"
+        "    return Bag(xs)\n",
+        "    class Bag:\n        def __init__(self, items):\n            self.items = list(items)\n"
+        "        def __deepcopy__(self, memo):\n            return self\n    return Bag(xs)\n",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[tuple[str, int], CandidateResult]]:
+    return score_both(tmp_path_factory.mktemp("sticky"), SHAPES, LIMITS)
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_a_limit_fails_the_check_whatever_the_test_does_after(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_as_listed(verdicts, name, LIMITS)
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_copies_of_the_candidates_object_are_made_by_its_code(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_alike(verdicts, name)
