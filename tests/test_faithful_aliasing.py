@@ -142,6 +142,41 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    seen.append(x)\n    return len(seen)\n",
         "    seen.append(x)\n    return len(seen) if x < 199 else 0\n",
     ),
+    "a kept list returned twice is one list (and a fresh one each time is not)": (
+        'class Stack:\n    """push(x); items() gives the stack\'s own list, not a copy."""\n',
+        _d(
+            """
+            def check(candidate):
+                s = Stack()
+                s.push(1)
+                a = s.items()
+                s.push(2)
+                assert s.items() is a and a == [1, 2]
+            """
+        ),
+        "Stack",
+        "class Stack:\n    def __init__(self):\n        self._items = []\n"
+        "    def push(self, x):\n        self._items.append(x)\n"
+        "    def items(self):\n        return self._items\n",
+        "class Stack:\n    def __init__(self):\n        self._items = []\n"
+        "    def push(self, x):\n        self._items.append(x)\n"
+        "    def items(self):\n        return list(self._items)\n",
+    ),
+    "a cached answer must be a fresh list each call": (
+        'def squares(n):\n    """[i * i for i in range(n)], a new list each call"""\n',
+        _d(
+            """
+            def check(candidate):
+                a = candidate(3)
+                b = candidate(3)
+                assert a == b == [0, 1, 4] and a is not b
+            """
+        ),
+        "squares",
+        "    return [i * i for i in range(n)]\n",
+        "    cache = squares.__dict__.setdefault('cache', {})\n"
+        "    if n not in cache:\n        cache[n] = [i * i for i in range(n)]\n    return cache[n]\n",
+    ),
 }
 
 _KEEP_ALL = _d(

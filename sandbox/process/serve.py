@@ -162,18 +162,29 @@ class _Peer:
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
             self.objects.append(v)
-        tree: list[object] = ["h", hid, described.flags(v), described.base(v), described.name(v)]
+        tree: list[object] = ["h", hid, described.flags(v), described.base(v), self._name(v)]
         if _type(v) is not Proxy and _isinstance(v, type):
             cls: type = v  # type: ignore[assignment]
             if _issubclass(cls, _BaseException):
                 tree.append(self._exception_bases(cls))
         return tree
 
+    def _name(self, v: object) -> str:
+        """The class name the verifier knows ``v`` by; a class of the
+        program's renamed after another the program binds under that name
+        (``__qualname__ = "Point"`` on a local class) is not taken for it."""
+        name = described.name(v)
+        bound = self.scope.get(name)
+        cls = v if _isinstance(v, type) else _type(v)
+        if bound is not None and bound is not cls and _isinstance(bound, type):
+            return f"{name} (a class of the same name)"
+        return name
+
     def _exception_bases(self, cls: type) -> list[object]:
         """The direct bases of an exception class of the program's: a
         builtin's name, or a handle on a class of the program's."""
         out: list[object] = []
-        for base in cls.__bases__[:8]:
+        for base in described.bases(cls)[:8]:
             name = _str(_getattr(base, "__name__", ""))
             if _getattr(builtins, name, None) is base:
                 out.append(name)
@@ -299,7 +310,7 @@ class _Peer:
             self.send(protocol.Logged(records=self.logs.take()))
 
     def _serve(self, op: protocol.Op) -> tuple[bool, object, list[Any]]:
-        codec = self.codec()
+        codec = self.codec(self.kept.memo())
         snaps: list[object] = []
         try:
             args = plaincall.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None

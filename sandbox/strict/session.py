@@ -223,7 +223,7 @@ class Session(standins.Standins, callbacks.Callbacks):
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
             self.epoch += 1
-        codec = self.codec()
+        codec = self.codec(self.kept.memo())
         payload = self.request(codec, args, op == "call" and ref >= 0)
         sent = len(codec.memo)
         self.hand_over_world()

@@ -58,6 +58,11 @@ _Exception = Exception
 _len = len
 _id = id
 _FunctionType = types.FunctionType
+_mro = type.__dict__["__mro__"].__get__
+_bases = type.__dict__["__bases__"].__get__
+"""A class's own bases and order, read from the type's slots: a metaclass's
+``__mro__`` or ``__bases__`` property cannot make a class seem to derive
+from ``ValueError`` or the prompt's exception."""
 
 
 def flags(v: Any) -> int:
@@ -91,7 +96,7 @@ def flags(v: Any) -> int:
 def base(v: Any) -> str:
     if _isinstance(v, type):
         if _issubclass(v, _BaseException):
-            for c in v.__mro__:
+            for c in _mro(v):
                 name = _str(c.__name__)
                 if _getattr(builtins, name, None) is c:
                     return name
@@ -100,6 +105,10 @@ def base(v: Any) -> str:
         if _isinstance(v, b):
             return b.__name__
     return ""
+
+
+def bases(cls: type) -> tuple[type, ...]:
+    return _bases(cls)  # type: ignore[no-any-return]
 
 
 def name(v: object) -> str:
@@ -120,7 +129,7 @@ def state(v: object) -> dict[str, object]:
     if _type(found) is dict:
         return dict(found)
     out: dict[str, object] = {}
-    for cls in _type(v).__mro__:
+    for cls in _mro(_type(v)):
         for slot in _getattr(cls, "__slots__", ()):
             if _hasattr(v, slot):
                 out[slot] = _getattr(v, slot)
@@ -175,7 +184,7 @@ def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
         tree = None
     text = None
     try:
-        for c in _type(exc).__mro__:
+        for c in _mro(_type(exc)):
             if "__str__" in c.__dict__:
                 if _getattr(builtins, c.__name__, None) is not c:
                     text = _str(exc)[:10_000]

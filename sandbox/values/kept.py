@@ -49,6 +49,14 @@ class Kept:
         self.objects: list[Any] = []
         self.snaps: list[object] = []
 
+    def memo(self) -> list[Any] | None:
+        """The start of a request's memo on both sides: a kept container the
+        request or its answer holds again (``return self._items`` a second
+        time) is named by its number and is the other side's same object,
+        not a fresh copy, so ``is`` between two answers holds as in one
+        program."""
+        return list(self.objects) if self.objects else None
+
     def add(self, obj: Any) -> bool:
         """Keep ``obj`` in sync from now on; false (and left out) past
         `MAX_KEPT`, which both sides apply alike, the verifier refusing."""
