@@ -7,6 +7,8 @@ would pass. Each shape is a wrong answer the single program fails."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 from test_faithful import _d, judged_alike, judged_as_listed, score_both
 
@@ -92,6 +94,63 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
     ),
 }
 
+_FAKED_BASES = textwrap.indent(
+    _d(
+        """
+        class Meta(type):
+            @property
+            def __bases__(cls):
+                return (ValueError,)
+            @property
+            def __mro__(cls):
+                return (cls, ValueError, Exception, BaseException, object)
+        class AgeError(Exception, metaclass=Meta):
+            pass
+        if int(s) < 0:
+            raise AgeError("negative")
+        return int(s)
+    """
+    ),
+    "    ",
+)
+_RENAMED = textwrap.indent(
+    _d(
+        """
+        from dataclasses import dataclass
+        @dataclass
+        class P:
+            x: int
+            y: int
+        P.__name__ = P.__qualname__ = "Point"
+        return P((a.x + b.x) // 2, (a.y + b.y) // 2)
+    """
+    ),
+    "    ",
+)
+
+# name: (prompt, test, entry, wrong answer, strict status, official status, reason in strict)
+FORGED: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "an exception class whose metaclass claims ValueError for a base": (
+        'def parse_age(s):\n    """an int; ValueError if negative"""\n',
+        _CAUGHT.replace("except Exception", "except ValueError"),
+        "parse_age",
+        _FAKED_BASES,
+        "failed",
+        "failed",
+        "negative",
+    ),
+    "a local class renamed after the prompt's": (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Point:\n    x: int\n"
+        '    y: int\n\n\ndef midpoint(a, b):\n    """the Point halfway"""\n',
+        "def check(candidate):\n    assert candidate(Point(0, 0), Point(4, 6)) == Point(2, 3)\n",
+        "midpoint",
+        _RENAMED,
+        "failed",
+        "failed",
+        "a class of the same name",
+    ),
+}
+
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     "copy.deepcopy of the candidate's object, made by its own class": (
@@ -119,7 +178,7 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
 def verdicts(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, dict[tuple[str, int], CandidateResult]]:
-    return score_both(tmp_path_factory.mktemp("sticky"), SHAPES, LIMITS)
+    return score_both(tmp_path_factory.mktemp("sticky"), SHAPES, LIMITS | FORGED)
 
 
 @pytest.mark.parametrize("name", list(LIMITS))
@@ -134,3 +193,10 @@ def test_copies_of_the_candidates_object_are_made_by_its_code(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
     judged_alike(verdicts, name)
+
+
+@pytest.mark.parametrize("name", list(FORGED))
+def test_a_class_is_known_by_what_it_is_not_what_it_claims(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_as_listed(verdicts, name, FORGED)
