@@ -1,9 +1,13 @@
 """What strict scoring cannot follow fails the check whatever the test does
 after: a refusal, a value that does not cross, output past what is passed
-on, a measure of the verifier's own process. A test that catches the error
+on, a measure of the verifier's own process, a write the shared directory's
+guard refused. A test that catches the error
 (``except Exception``, a bare ``except``, ``assertRaises``) would otherwise
 take strict scoring's limit for the candidate's answer, and a wrong answer
-would pass. Each shape is a wrong answer the single program fails."""
+would pass. A class is known by what it is, not by what its metaclass or
+its name claims, and the candidate's log records reach the test whatever
+it does to its own loggers. Each limit is a wrong answer the single
+program fails."""
 
 from __future__ import annotations
 
@@ -139,6 +143,45 @@ FORGED: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "negative",
     ),
+    "the candidate stops its logger's propagation before a forbidden error": (
+        'def safe_div(a, b):\n    """a / b, or None when b == 0, logging nothing at ERROR"""\n',
+        _d(
+            """
+            import unittest
+            def check(candidate):
+                case = unittest.TestCase()
+                with case.assertNoLogs("app", level="ERROR"):
+                    assert candidate(1, 0) is None
+            """
+        ),
+        "safe_div",
+        "    import logging\n    if b == 0:\n        logging.getLogger('app').propagate = False\n"
+        "        logging.getLogger('app').error('division by zero')\n        return None\n"
+        "    return a / b\n",
+        "failed",
+        "failed",
+        "AssertionError",
+    ),
+    "the guard's refusal taken for a read-only file": (
+        'def write_readonly(path, text):\n    """write text to path, then make it read-only"""\n',
+        _d(
+            """
+            def check(candidate):
+                candidate("config.ini", "x = 1")
+                try:
+                    with open("config.ini", "w") as f:
+                        f.write("tampered")
+                except PermissionError:
+                    return
+                raise AssertionError("still writable")
+            """
+        ),
+        "write_readonly",
+        "    with open(path, 'w') as f:\n        f.write(text)\n",
+        "failed",
+        "failed",
+        "strict scoring: the test may not write where the candidate could rewrite it",
+    ),
     "a local class renamed after the prompt's": (
         "from dataclasses import dataclass\n\n\n@dataclass\nclass Point:\n    x: int\n"
         '    y: int\n\n\ndef midpoint(a, b):\n    """the Point halfway"""\n',
@@ -196,7 +239,7 @@ def test_copies_of_the_candidates_object_are_made_by_its_code(
 
 
 @pytest.mark.parametrize("name", list(FORGED))
-def test_a_class_is_known_by_what_it_is_not_what_it_claims(
+def test_what_a_wrong_answer_hides_behind_still_fails_it(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
     judged_as_listed(verdicts, name, FORGED)

@@ -178,6 +178,11 @@ def readable_tempfiles(*, shared: bool = False) -> None:
 
 
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+REFUSED: list[str] = []
+"""What `guard` refused in this check's process, first first: the check
+fails with it even if the test catches the ``PermissionError`` (a test
+expecting a read-only file would take the guard's refusal for the
+candidate's ``chmod``)."""
 
 
 def guard(root: str) -> None:
@@ -223,6 +228,7 @@ def _check_write(root: str, path: str, flags: int) -> None:
             at = sub
             st = os.fstat(at)
             if st.st_uid != me or not stat.S_ISDIR(st.st_mode):
+                _refuse(f"a directory the candidate's process made is on the way to {name!r}")
                 raise PermissionError(f"{full}: a directory the candidate made is on the way")
         if flags & os.O_CREAT and not flags & os.O_EXCL:
             try:
@@ -236,8 +242,15 @@ def _check_write(root: str, path: str, flags: int) -> None:
         except FileNotFoundError:
             return  # the open itself fails (no O_CREAT) or creates exclusively
         if st.st_uid != me or not stat.S_ISREG(st.st_mode):
+            _refuse(f"{name!r} is a name the candidate's process made")
             raise PermissionError(
                 f"{full}: the candidate made this name; the test may not write it"
             )
     finally:
         os.close(at)
+
+
+def _refuse(what: str) -> None:
+    REFUSED.append(
+        f"strict scoring: the test may not write where the candidate could rewrite it: {what}"
+    )

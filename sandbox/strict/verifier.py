@@ -44,6 +44,7 @@ from typing import Any
 import msgspec
 
 from .. import frames, protocol
+from ..isolation import sharedwd
 from ..process import checkfork
 from ..values import unshared, wire, world
 from . import answers, handles, measures, session, testrandom, timers
@@ -86,7 +87,7 @@ def _failure(exc: BaseException, changed: list[str]) -> str:
     changed state that stays in its own process (`unshared`), that is named
     before the exception."""
     reason = _reason(exc)
-    told = handles.Refused.told
+    told = _told()
     if told is not None and not isinstance(exc, handles.Refused):
         return f"{told} (then {reason})"[:500]
     theirs = unshared.candidate_file(exc)
@@ -300,8 +301,15 @@ class Verifier:
         except BaseException as exc:
             timers.disarm()  # the verdict is in: no late CPU signal inside _reason
             return result("failed", _failure(exc, self.unshared.changed()))
-        told = handles.Refused.told
+        told = _told()
         return result("passed") if told is None else result("failed", told[:500])
+
+
+def _told() -> str | None:
+    """The first limit met in the check that fails it whatever the test did
+    after: a refusal or what did not cross (`handles.Refused.told`), or a
+    write into the shared directory the guard refused (`sharedwd`)."""
+    return handles.Refused.told or next(iter(sharedwd.REFUSED), None)
 
 
 def _twins(prelude_code: CodeType | None, prelude: dict[str, Any]) -> dict[str, type]:

@@ -57,10 +57,22 @@ def _plain(v: Any) -> Any:
 
 
 def tap(budget: list[int]) -> _Tap:
-    """In the child: keep what reaches the root logger, within ``budget``
-    (shared with what the candidate prints)."""
+    """In the child: keep every record a logger handles, within ``budget``
+    (shared with what the candidate prints). Taken where a logger passes a
+    record to its handlers, not as a handler of the root's: the candidate's
+    code may remove the root's handlers (``basicConfig(force=True)``) or
+    stop its logger's propagation, which in one program leaves the test's
+    own handlers in place. The test's side decides what reaches them; no
+    last-resort handler prints here what the test's would print there."""
     handler = _Tap(budget)
-    logging.getLogger().addHandler(handler)
+    call_handlers = logging.Logger.callHandlers
+
+    def taken(self: logging.Logger, record: logging.LogRecord) -> None:
+        handler.emit(record)
+        call_handlers(self, record)
+
+    logging.Logger.callHandlers = taken  # type: ignore[method-assign]
+    logging.lastResort = None  # type: ignore[assignment]
     return handler
 
 
