@@ -25,6 +25,9 @@ from .. import frames
 from ..isolation import reaper, workdir
 from ..isolation.layers import Confinement
 
+_active_count = threading.active_count
+"""Bound at import: a check's test finds it named (`strict.measures`)."""
+
 PR_SET_CHILD_SUBREAPER = 36
 BASE = ("rlimits", "process-group", "fresh-env", "workdir")
 """Layers every such process has, in any mode."""
@@ -45,7 +48,7 @@ def fork() -> int:
     the parent's as it stands, and the child skips some fifty page copies
     of that work. Each child sets ``random`` to its own start state anyway.
     With more threads than one: `os.fork`."""
-    if threading.active_count() != 1:
+    if _active_count() != 1:
         return os.fork()
     pid = int(_held.fork())
     if pid < 0:

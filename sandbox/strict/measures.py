@@ -9,6 +9,7 @@ the sandbox's own code binds what it uses of these at import."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gc
 import resource
@@ -29,6 +30,8 @@ _MEASURES: tuple[tuple[ModuleType, str, tuple[str, ...]], ...] = (
     (gc, "the objects alive", ("get_objects", "get_referrers", "get_referents")),
     (sys, "the calls made", ("setprofile", "settrace")),
     (threading, "the calls made", ("setprofile", "settrace")),
+    (threading, "the threads running", ("active_count", "enumerate")),
+    (asyncio, "the tasks running", ("all_tasks",)),
 )
 
 

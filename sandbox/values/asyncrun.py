@@ -15,6 +15,9 @@ import inspect
 from asyncio import events
 from typing import Any
 
+_all_tasks = asyncio.all_tasks
+"""Bound at import: a check's test finds it named (`strict.measures`)."""
+
 
 def alone() -> bool:
     """Is the running task (if any) the only unfinished one of its loop?
@@ -27,7 +30,7 @@ def alone() -> bool:
     except RuntimeError:
         return True
     current = asyncio.current_task(loop)
-    return all(t is current or t.done() for t in asyncio.all_tasks(loop))
+    return all(t is current or t.done() for t in _all_tasks(loop))
 
 
 def run_nested(coro: Any) -> Any:

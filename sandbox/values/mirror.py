@@ -108,7 +108,9 @@ def take(
         put = dict(list(put.items())[: world.MAX_ENV])
     if _type(gone) is list:
         gone = gone[: world.MAX_ENV]
-    world.apply([put, gone, dec, digits, None, None, None, None, None, None, []], _same, {})
+    world.apply(
+        [put, gone, dec, digits, None, None, None, None, None, None, []], _same, {}, tzset=False
+    )
     if _type(cwd) is str and (cwd == shared or cwd.startswith(shared.rstrip("/") + "/")):
         world.quietly(os.chdir, cwd)
     if _type(recursion) is int and recursion > 0:

@@ -149,10 +149,16 @@ def _text(raw: bytes) -> str:
     return raw[:MAX_ENV].decode("utf-8", "surrogateescape")
 
 
-def apply(tree: Any, decode: Callable[[Any], Any], scope: dict[str, Any]) -> None:
+def apply(
+    tree: Any, decode: Callable[[Any], Any], scope: dict[str, Any], tzset: bool = True
+) -> None:
     """In the child: take the test's state (a malformed part is skipped:
     the tree comes from the trusted verifier, and a bad value only leaves
-    the child's own state as it was); ``scope``: the program's globals."""
+    the child's own state as it was); ``scope``: the program's globals.
+    ``tzset``: a changed ``TZ`` takes effect, as the test's own
+    ``time.tzset()`` after setting it made it; not for the candidate's
+    ``TZ`` handed to the test (`mirror`), which one program's clock reads
+    only once something calls ``tzset``."""
     if type(tree) is not list or len(tree) != 11:
         return
     put, gone, dec, digits, recursion, levels, caught, cwd, mask, timeout, patched = tree
@@ -177,7 +183,7 @@ def apply(tree: Any, decode: Callable[[Any], Any], scope: dict[str, Any]) -> Non
         for key in gone:
             if type(key) is str:
                 os.environ.pop(key, None)
-    if (type(put) is dict and "TZ" in put) or (type(gone) is list and "TZ" in gone):
+    if tzset and ((type(put) is dict and "TZ" in put) or (type(gone) is list and "TZ" in gone)):
         time.tzset()  # the test's time.tzset() after it set TZ
     if type(dec) is list and len(dec) == len(_DECIMAL_FIELDS) + 1:
         _set_decimal(dec)
