@@ -162,6 +162,27 @@ FORGED: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "AssertionError",
     ),
+    "a slow coroutine under the test's asyncio.wait_for": (
+        'async def fetch(x):\n    """x, within 0.2 s"""\n',
+        _d(
+            """
+            import asyncio
+            def check(candidate):
+                async def main():
+                    try:
+                        await asyncio.wait_for(candidate(1), 0.2)
+                    except asyncio.TimeoutError:
+                        return "late"
+                    return "in time"
+                assert asyncio.run(main()) == "in time"
+            """
+        ),
+        "fetch",
+        "    import asyncio\n    await asyncio.sleep(0.6)\n    return x\n",
+        "failed",
+        "failed",
+        "strict scoring: a timer of the test's event loop fell due",
+    ),
     "the guard's refusal taken for a read-only file": (
         'def write_readonly(path, text):\n    """write text to path, then make it read-only"""\n',
         _d(

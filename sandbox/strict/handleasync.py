@@ -24,6 +24,7 @@ import collections.abc
 from collections.abc import Callable, Generator
 from typing import Any
 
+from . import loopclock
 from .outcomes import CandidateError, told
 
 
@@ -98,7 +99,7 @@ def _loop() -> int | None:
 def _result(handle: Any) -> Generator[Any, None, Any]:
     _first(handle)
     yield None  # a bare yield: the loop runs its other ready tasks first
-    return _run(handle)
+    return loopclock.run(lambda: _run(handle))
 
 
 def method(handle: Any, name: str) -> Callable[..., Any]:
