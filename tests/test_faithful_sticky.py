@@ -162,6 +162,25 @@ FORGED: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "AssertionError",
     ),
+    "a thread left running, counted in the test's own process": (
+        'def compute(x):\n    """x * 2, leaving no thread running"""\n',
+        _d(
+            """
+            import threading
+            def check(candidate):
+                before = threading.active_count()
+                assert candidate(21) == 42
+                assert threading.active_count() == before
+            """
+        ),
+        "compute",
+        "    import threading, time\n"
+        "    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "    return x * 2\n",
+        "failed",
+        "failed",
+        "strict scoring: the test measured the threads running",
+    ),
     "a slow coroutine under the test's asyncio.wait_for": (
         'async def fetch(x):\n    """x, within 0.2 s"""\n',
         _d(
@@ -182,6 +201,17 @@ FORGED: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "failed",
         "strict scoring: a timer of the test's event loop fell due",
+    ),
+    "the candidate's TZ without a tzset": (
+        'def local_hour(ts):\n    """the hour of ts in the local time zone"""\n',
+        "import time\n\n\ndef check(candidate):\n"
+        "    assert candidate(1700000000) == time.localtime(1700000000).tm_hour\n",
+        "local_hour",
+        "    import os, time\n    os.environ['TZ'] = 'Asia/Tokyo'\n"
+        "    return time.gmtime(ts + 9 * 3600).tm_hour\n",
+        "failed",
+        "failed",
+        "AssertionError",
     ),
     "the guard's refusal taken for a read-only file": (
         'def write_readonly(path, text):\n    """write text to path, then make it read-only"""\n',
