@@ -213,6 +213,23 @@ FORGED: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "AssertionError",
     ),
+    "a generator where the test wants a list": (
+        'def evens(xs):\n    """the even items, as a list (not a generator)"""\n',
+        _d(
+            """
+            import types
+            def check(candidate):
+                got = candidate([1, 2, 3, 4])
+                assert not isinstance(got, types.GeneratorType), "must be eager"
+                assert list(got) == [2, 4]
+            """
+        ),
+        "evens",
+        "    return (x for x in xs if x % 2 == 0)\n",
+        "failed",
+        "failed",
+        "must be eager",
+    ),
     "the guard's refusal taken for a read-only file": (
         'def write_readonly(path, text):\n    """write text to path, then make it read-only"""\n',
         _d(

@@ -51,6 +51,7 @@ IS_CLASS = 128
 ORDERS = 256
 CONTAINS = 512
 COROUTINE = 1024
+GENERATOR = 2048
 
 BASES = {
     t.__name__: t
@@ -191,9 +192,12 @@ class Handle:
     def __class__(self) -> type:
         """The builtin base of a builtin subclass, so ``isinstance(h, tuple)``
         holds for a namedtuple as in one program (``type(h)`` stays Handle);
-        for a coroutine, a class ``asyncio`` takes for one."""
+        for a coroutine, a class ``asyncio`` takes for one; for a generator, its
+        type (``isinstance(h, types.GeneratorType)`` as in one program)."""
         if self._flags & COROUTINE:
             return handleasync.Coroutine
+        if self._flags & GENERATOR:
+            return types.GeneratorType
         return self._base or Handle
 
     # attribute access, calls, iteration: forwarded

@@ -25,7 +25,7 @@ CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, 
     64,
     128,
 )
-ORDERS, CONTAINS, COROUTINE = 256, 512, 1024
+ORDERS, CONTAINS, COROUTINE, GENERATOR = 256, 512, 1024, 2048
 """The handle flags of `handles` (kept in step by a test)."""
 _BUILTIN_BASES = (
     bool,
@@ -51,6 +51,7 @@ _callable = callable
 _object_eq = object.__eq__
 _ORDERINGS = ("__lt__", "__le__", "__gt__", "__ge__")
 _CoroutineType = types.CoroutineType
+_GeneratorType = types.GeneratorType
 _object_hash = object.__hash__
 _OSError = OSError
 _BaseException = BaseException
@@ -86,6 +87,8 @@ def flags(v: Any) -> int:
         flags |= ORDERS
     if _type(v) is _CoroutineType:
         flags |= COROUTINE
+    if _type(v) is _GeneratorType:
+        flags |= GENERATOR
     if _isinstance(v, type):
         flags |= IS_CLASS | DEFAULT_EQ | DEFAULT_HASH | ALWAYS_TRUE
         if _issubclass(v, _BaseException):
