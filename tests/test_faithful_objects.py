@@ -618,15 +618,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "AssertionError",
     ),
-    "a generator checked with isinstance(GeneratorType)": (
-        'def evens(n):\n    """a generator of the even numbers below n"""\n',
-        "import types\n\n\ndef check(candidate):\n    assert isinstance(candidate(4), types.GeneratorType)\n",
-        "evens",
-        "    yield from range(0, n, 2)\n",
-        "failed",
-        "passed",
-        "AssertionError",
-    ),
     "== of a memoryview": (
         'def view(b):\n    """a memoryview of b"""\n',
         "def check(candidate):\n    assert candidate(b'ab') == b'ab'\n",
