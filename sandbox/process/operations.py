@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import protocol
-from ..values import asyncrun, described, fieldsof
+from ..values import arith, asyncrun, described, fieldsof
 
 _type = type
 _len = len
@@ -78,6 +78,8 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
     if name == "fields":  # see `fieldsof`: none of the program's code runs
         most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
         return fieldsof.fields_of(target, most, fieldsof.plain)
+    if name == "operator":  # the candidate's own arithmetic (`handlemath`)
+        return arith.compute(target, args)
     if name == "await":  # a coroutine, run to its end on a loop of its own
         return _run_coroutine(target)  # type: ignore[arg-type]
     if name == "gather":  # several, side by side on one loop of their own

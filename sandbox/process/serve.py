@@ -103,6 +103,7 @@ class _Peer:
         self.object_ids: dict[int, int] = {}
         self.proxies: dict[int, Proxy] = {}
         self.origins: dict[int, tuple[BaseException, int]] = {}
+        self.raised = described.Raised(self.origins)
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
@@ -150,14 +151,7 @@ class _Peer:
         if _type(v) is Proxy:
             return ["v", v._vid]
         if _issubclass(_type(v), _Exception) and self.nesting < 4:
-            back = self.origins.get(_id(v))
-            if back is not None and back[0] is v:
-                return ["v", back[1]]
-            self.nesting += 1
-            try:
-                return described.exception_tree(v, self.codec())  # type: ignore[arg-type]
-            finally:
-                self.nesting -= 1
+            return self._exception(v)  # type: ignore[arg-type]
         hid = self.object_ids.get(_id(v))
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
@@ -330,10 +324,18 @@ class _Peer:
                 return False, tree, []
 
     def _raised(self, exc: BaseException) -> object:
-        back = self.origins.get(_id(exc))
-        if back is not None and back[0] is exc:  # the test's own, passed on
-            return ["v", back[1]]
-        return described.exception_tree(exc, self.codec())
+        return self._exception(exc)
+
+    def _exception(self, exc: BaseException) -> object:
+        """An exception's tree (the test's own, passed on, as itself), one
+        numbering for all the exceptions inside it (`described.Raised`)."""
+        if self.nesting == 0:
+            self.raised = described.Raised(self.origins)
+        self.nesting += 1
+        try:
+            return described.exception_tree(exc, self.codec(), self.raised)
+        finally:
+            self.nesting -= 1
 
     def perform(self, op: protocol.Op, args: Any) -> Any:
         return operations.perform(self.scope, self.objects, op, args)

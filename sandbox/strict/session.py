@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import fieldsof, kept, logtap, plaincall, wire, world
-from . import callbacks, sidebyside, skeleton, standins, testrandom, twins
+from . import callbacks, handles, members, sidebyside, skeleton, standins, testrandom, twins
 from .handles import (
     BASES,
     EXC_CLASS,
@@ -66,10 +66,14 @@ class Session(standins.Standins, callbacks.Callbacks):
         """Whether the candidate's threads called the test's code side by side."""
         self.handles: dict[int, Any] = {}
         self.members: dict[int, int] = {}
+        self.making = False
+        """Whether a program's enum member is being asked for (`twins.program_member`)."""
         """The prompt's enum members that stand for the program's (by handle)."""
         self.objects: list[Any] = []
         self.object_ids: dict[int, int] = {}
         self.standins: dict[int, type[BaseException]] = {}
+        self.exc_made: dict[int, BaseException] = {}
+        self.exc_depth = 0
         self.depth = 0
         self.random_state: object = None
         self.seeds, self.uses = testrandom.seedings()
@@ -95,10 +99,12 @@ class Session(standins.Standins, callbacks.Callbacks):
 
     def foreign(self, v: object) -> object:
         """An object of the test's that the child gets a proxy for."""
-        if type(v) is Handle and v._session is self:
+        if isinstance(v, Handle) and v._session is self:
             return ["h", v._hid]
         if id(v) in self.members:  # a member of the program's enum, as the prompt's
             return ["h", self.members[id(v)]]
+        if isinstance(v, enum.Enum) and (hid := members.program_member(self, v)) is not None:
+            return ["h", hid]
         if isinstance(v, type) and v in self.standins.values():
             hid = next(k for k, c in self.standins.items() if c is v)
             return ["h", hid]
@@ -147,7 +153,7 @@ class Session(standins.Standins, callbacks.Callbacks):
             made: Any = self._standin(hid, base, name, bases, depth)
             self.handles[hid] = made
             return made
-        made = self.handles[hid] = Handle(self, hid, flags, BASES.get(base), name[:200])
+        made = self.handles[hid] = handles.new(self, hid, flags, BASES.get(base), name[:200])
         if made._base is not None:
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.
