@@ -13,18 +13,10 @@ with that reason (docs/strict-scoring.md), not with a ``TypeError``."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
-from test_faithful import _d, judged_alike, judged_as_listed, score_both
+from test_faithful import _body, _d, judged_alike, judged_as_listed, score_both
 
 from aioeval.types import CandidateResult
-
-
-def _body(text: str) -> str:
-    """A completion: ``text`` dedented, then indented as a body under the prompt."""
-    return textwrap.indent(_d(text), "    ")
-
 
 _VECTOR = _d(
     '''

@@ -10,18 +10,10 @@ scored in one strict and one official run (`test_faithful.score_both`)."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
-from test_faithful import _d, judged_alike, score_both
+from test_faithful import _body, _d, judged_alike, score_both
 
 from aioeval.types import CandidateResult
-
-
-def _body(text: str) -> str:
-    """A completion: ``text`` dedented, then indented as a body under the prompt."""
-    return textwrap.indent(_d(text), "    ")
-
 
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {

@@ -37,7 +37,7 @@ from ..values import (
     wire,
     world,
 )
-from . import childio, fields, operations
+from . import childio, fields, operations, pins
 from .proxy import Proxy
 
 _type = type
@@ -101,7 +101,7 @@ class _Peer:
         self.scope: dict[str, object] = {}
         self.objects: list[object] = []
         self.object_ids: dict[int, int] = {}
-        self.proxies: dict[int, Proxy] = {}
+        self.pins = pins.Pins(lambda vid: Proxy(self, vid))
         self.origins: dict[int, tuple[BaseException, int]] = {}
         self.raised = described.Raised(self.origins)
         self.nesting = 0
@@ -179,10 +179,7 @@ class _Peer:
         if t[0] == "h":
             return self.objects[t[1]]
         if t[0] == "v":
-            proxy = self.proxies.get(t[1])
-            if proxy is None:
-                proxy = self.proxies[t[1]] = Proxy(self, t[1])
-            return proxy
+            return self.pins.proxy(t[1])
         return described.rebuild_exception(t, self)
 
     # --- requests both ways -----------------------------------------------
@@ -240,6 +237,9 @@ class _Peer:
             return protocol.Reply(ok=True)
         if op.ref == world.REF and op.op in ("kept", "keepnames"):
             return self._share(op)
+        if op.ref == world.REF and op.op == "release":
+            self.pins.release(op.args)
+            return protocol.Reply(ok=True)
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr
@@ -252,6 +252,9 @@ class _Peer:
         try:
             self.fields.flush()
             self.hand_back()
+            weak = self.pins.weakly()
+            if weak:  # the test's objects it holds weakly: told when they go
+                self._ask(world.REF, "weak", weak)
             shared = self.kept.changes()
         except _BaseException as exc:  # a write the verifier refused
             ok, value, writeback = False, self._raised(exc), []

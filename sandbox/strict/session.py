@@ -20,7 +20,17 @@ from typing import Any
 
 from .. import protocol
 from ..values import fieldsof, kept, logtap, plaincall, wire, world
-from . import callbacks, handles, members, sidebyside, skeleton, standins, testrandom, twins
+from . import (
+    callbacks,
+    handles,
+    members,
+    sidebyside,
+    skeleton,
+    standins,
+    testrandom,
+    twins,
+    weakheld,
+)
 from .handles import (
     BASES,
     EXC_CLASS,
@@ -86,6 +96,10 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.unread = 0
         """Answers of a stream (`answers`) the child will still send."""
         self.lent = 0
+        self.weakly: set[int] = set()
+        self.methods: dict[int, int] = {}
+        """Bound methods in `objects`, by the id of the object each holds."""
+        """Objects of the test's the candidate holds only weakly (`weakheld`)."""
         """Objects of the test's sent to the child as references, in all."""
         self.nesting = 0
         self.known: dict[int, dict[str, Any]] = {}
@@ -125,6 +139,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         if vid is None:
             vid = self.object_ids[id(v)] = len(self.objects)
             self.objects.append(v)
+            if type(v) is types.MethodType:  # holds its object: not the test's hold
+                weakheld.bound(self.methods, v)
         return vid
 
     def refer(self, t: list[Any]) -> object:
@@ -231,6 +247,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         codec = self.codec()
         payload = self.request(codec, args, op == "call" and ref >= 0)
         sent = len(codec.memo)
+        if self.weakly:
+            weakheld.release(self)
         self.hand_over_world()
         reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload, rand=self.child_random()))
         return self.answer(reply, codec, sent)

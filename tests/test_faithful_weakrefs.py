@@ -1,0 +1,140 @@
+"""Weak references the candidate holds to the test's objects, judged as the
+single program judges them: a cache of what a test's factory made
+(``WeakValueDictionary``) and a registry of the test's listeners
+(``WeakSet``) keep the test's objects while the test holds them, give the
+same object back, and lose one once the test lets it go (``del``,
+``gc.collect()``).
+
+Each shape is a HumanEval-format problem with a right and a wrong answer,
+scored in one strict and one official run (`test_faithful.score_both`)."""
+
+from __future__ import annotations
+
+import pytest
+from test_faithful import _body, _d, judged_alike, score_both
+
+from aioeval.types import CandidateResult
+
+_CACHE_RIGHT = _body(
+    """
+    def __init__(self, make):
+        self.make = make
+        self.live = weakref.WeakValueDictionary()
+    def get(self, key):
+        found = self.live.get(key)
+        if found is None:
+            found = self.live[key] = self.make(key)
+        return found
+    def __len__(self):
+        return len(self.live)
+    """
+)
+
+# name: (prompt, test, entry, right answer, wrong answer)
+SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "a weak cache of the objects a test's factory makes": (
+        _d(
+            '''
+            import weakref
+
+            class Cache:
+                """get(key): the live object made for key, else make(key), kept
+                only while someone else holds it. len(): the live ones."""
+            '''
+        ),
+        _d(
+            """
+            import gc
+            def check(candidate):
+                class Item:
+                    def __init__(self, key):
+                        self.key = key
+                made = []
+                def make(key):
+                    made.append(key)
+                    return Item(key)
+                c = candidate(make)
+                a = c.get('a')
+                assert c.get('a') is a and made == ['a'] and len(c) == 1
+                b = c.get('b')
+                assert len(c) == 2 and b.key == 'b'
+                del b
+                gc.collect()
+                assert len(c) == 1
+                assert c.get('b').key == 'b' and made == ['a', 'b', 'b']
+            """
+        ),
+        "Cache",
+        _CACHE_RIGHT,
+        _CACHE_RIGHT.replace("weakref.WeakValueDictionary()", "{}"),
+    ),
+    "a weak set of the test's listeners": (
+        _d(
+            '''
+            import weakref
+
+            class Bus:
+                """subscribe(listener) keeps it weakly; publish(x) calls each live
+                listener's on(x) and returns how many it called."""
+            '''
+        ),
+        _d(
+            """
+            import gc
+            def check(candidate):
+                class Listener:
+                    def __init__(self):
+                        self.got = []
+                    def on(self, x):
+                        self.got.append(x)
+                bus = candidate()
+                one, two = Listener(), Listener()
+                bus.subscribe(one)
+                bus.subscribe(two)
+                assert bus.publish(1) == 2 and one.got == [1] and two.got == [1]
+                del two
+                gc.collect()
+                assert bus.publish(2) == 1 and one.got == [1, 2]
+            """
+        ),
+        "Bus",
+        _body(
+            """
+            def __init__(self):
+                self.listeners = weakref.WeakSet()
+            def subscribe(self, listener):
+                self.listeners.add(listener)
+            def publish(self, x):
+                for listener in list(self.listeners):
+                    listener.on(x)
+                return len(self.listeners)
+            """
+        ),
+        _body(
+            """
+            def __init__(self):
+                self.listeners = []
+            def subscribe(self, listener):
+                self.listeners.append(listener)
+            def publish(self, x):
+                for listener in self.listeners:
+                    listener.on(x)
+                return len(self.listeners)
+            """
+        ),
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[tuple[str, int], CandidateResult]]:
+    return score_both(tmp_path_factory.mktemp("weakrefs"), SHAPES, {})
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_weak_references_are_judged_as_the_single_program_judges_them(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_alike(verdicts, name)
