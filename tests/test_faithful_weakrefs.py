@@ -1,9 +1,10 @@
-"""Weak references the candidate holds to the test's objects, judged as the
-single program judges them: a cache of what a test's factory made
+"""Weak references between the test's objects and the candidate's, judged
+as the single program judges them: a cache of what a test's factory made
 (``WeakValueDictionary``) and a registry of the test's listeners
 (``WeakSet``) keep the test's objects while the test holds them, give the
 same object back, and lose one once the test lets it go (``del``,
-``gc.collect()``).
+``gc.collect()``); the test's weak references to the candidate's objects
+die once neither side holds them, and live while the candidate does.
 
 Each shape is a HumanEval-format problem with a right and a wrong answer,
 scored in one strict and one official run (`test_faithful.score_both`)."""
@@ -120,6 +121,73 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
                 for listener in self.listeners:
                     listener.on(x)
                 return len(self.listeners)
+            """
+        ),
+    ),
+    "weak references the test keeps to the candidate's objects": (
+        _d(
+            '''
+            import weakref
+
+            class Registry:
+                """make(name): a new Item(name) of the registry's own, which it
+                knows only while someone holds it; pin(item) holds it for good;
+                live(): how many it knows."""
+            '''
+        ),
+        _d(
+            """
+            import gc
+            import weakref
+            def check(candidate):
+                reg = candidate()
+                a, b, c = reg.make('a'), reg.make('b'), reg.make('c')
+                reg.pin(c)
+                rb, rc = weakref.ref(b), weakref.ref(c)
+                seen = weakref.WeakSet([a, b])
+                assert reg.live() == 3 and rb() is b and len(seen) == 2
+                del b, c
+                gc.collect()
+                assert rb() is None and len(seen) == 1
+                assert rc() is not None and rc().name == 'c'
+                assert reg.live() == 2
+            """
+        ),
+        "Registry",
+        _body(
+            """
+            class Item:
+                def __init__(self, name):
+                    self.name = name
+            def __init__(self):
+                self.known = weakref.WeakSet()
+                self.pinned = []
+            def make(self, name):
+                item = self.Item(name)
+                self.known.add(item)
+                return item
+            def pin(self, item):
+                self.pinned.append(item)
+            def live(self):
+                return len(self.known)
+            """
+        ),
+        _body(
+            """
+            class Item:
+                def __init__(self, name):
+                    self.name = name
+            def __init__(self):
+                self.known = []
+                self.pinned = []
+            def make(self, name):
+                item = self.Item(name)
+                self.known.append(item)
+                return item
+            def pin(self, item):
+                self.pinned.append(item)
+            def live(self):
+                return len(self.known)
             """
         ),
     ),

@@ -1,4 +1,5 @@
-"""How long the child keeps the test's objects: as long as the test does.
+"""How long the child keeps the test's objects, and its own the test
+holds handles on: as long as the test does.
 
 The child holds a `proxy.Proxy` for each object of the test's it was
 given (``pinned``), so the same object is the same proxy on every use.
@@ -9,10 +10,16 @@ program: the child tells the verifier which new proxies it holds weakly
 longer holds their objects (``release``), and the child lets go of its own
 reference, so only the candidate's keep the proxy alive. A proxy that is
 still alive is the same one if the test hands its object over again.
+
+The other way (`drop`), when the test runs the collector, the verifier
+names the handles the test no longer holds, and the child lets go of
+those objects of the program's that the candidate's code does not hold
+either, so the test's weak references to them die (and the candidate's).
 """
 
 from __future__ import annotations
 
+import gc
 import weakref
 from typing import Any
 
@@ -56,3 +63,39 @@ class Pins:
             found = self.pinned.pop(vid, None) if _type(vid) is int else None
             if found is not None:
                 self.loose[vid] = found
+
+
+def drop(objects: list[Any], ids: dict[int, int], hids: object) -> list[int]:
+    """The other way: the verifier's handles on these objects of the
+    program's are held by nothing of the test's any more (the test ran the
+    collector). Let go of each one the candidate's code does not hold either,
+    so it dies here as in one program (its ``__del__`` runs, the
+    candidate's own weak references to it die), and return their numbers:
+    those the candidate still holds stay, and keep their number."""
+    watched: list[tuple[int, int, Any]] = []
+    for hid in hids if _type(hids) is list else ():
+        if _type(hid) is not int or not 0 <= hid < _len(objects) or objects[hid] is None:
+            continue
+        try:
+            ref = _ref(objects[hid])
+        except TypeError:  # no weak references to it: kept
+            continue
+        watched.append((hid, _id(objects[hid]), ref))
+        objects[hid] = None
+    if watched:
+        _collect()
+    gone = []
+    for hid, key, ref in watched:
+        obj = ref()
+        if obj is None:
+            ids.pop(key, None)
+            gone.append(hid)
+        else:
+            objects[hid] = obj
+    return gone
+
+
+_ref = weakref.ref
+_id = id
+_len = len
+_collect = gc.collect

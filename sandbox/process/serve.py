@@ -240,6 +240,14 @@ class _Peer:
         if op.ref == world.REF and op.op == "release":
             self.pins.release(op.args)
             return protocol.Reply(ok=True)
+        if op.ref == world.REF and op.op == "drop":  # the program's code may run
+            saved = sys.stdout, sys.stderr  # (``__del__``, weak callbacks)
+            sys.stdout, sys.stderr = self.out, self.err
+            try:
+                gone = pins.drop(self.objects, self.object_ids, op.args)
+            finally:
+                sys.stdout, sys.stderr = saved
+            return protocol.Reply(ok=True, value=gone, out=self.out.take(), err=self.err.take())
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr

@@ -98,6 +98,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.lent = 0
         self.weakly: set[int] = set()
         self.methods: dict[int, int] = {}
+        self.asking = 0
+        """Requests of the test's under way (`weakheld.collect` waits for none)."""
         """Bound methods in `objects`, by the id of the object each holds."""
         """Objects of the test's the candidate holds only weakly (`weakheld`)."""
         """Objects of the test's sent to the child as references, in all."""
@@ -107,6 +109,7 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.opaque: set[int] = set()
         self.fields_epoch, self.batch = -1, fieldsof.FIRST
         self.kept = kept.Kept(self.codec)
+        weakheld.install(self)
         """Containers both the test and the candidate hold (`kept`)."""
 
     # --- wire hooks ---------------------------------------------------------
@@ -239,7 +242,11 @@ class Session(standins.Standins, callbacks.Callbacks):
         threads (a thread pool's ``map``) takes turns on the one channel,
         as the child answers one request at a time anyway."""
         with self.turn:
-            return self._ask(ref, op, args)
+            self.asking += 1
+            try:
+                return self._ask(ref, op, args)
+            finally:
+                self.asking -= 1
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
