@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import sys
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from ..values import wire
@@ -202,7 +203,8 @@ def standard_class(tree: list[Any], name: str, base: Any) -> Any:
     )
     found: Any = module
     for part in tree[2].split(".") if module is not None else ["<none>"]:
-        found = getattr(found, part, None) if part.isidentifier() else None
+        names = getattr(found, "__dict__", None)  # no module's __getattr__ runs
+        found = names.get(part) if isinstance(names, Mapping) else None
     if isinstance(found, type) and found.__module__ == tree[1]:
         return found
     key = (tree[1], tree[2], base if type(base) is str else "")
