@@ -76,9 +76,9 @@ class Session(standins.Standins, callbacks.Callbacks):
         """Whether the candidate's threads called the test's code side by side."""
         self.handles: dict[int, Any] = {}
         self.members: dict[int, int] = {}
-        self.making = False
-        """Whether a program's enum member is being asked for (`twins.program_member`)."""
         """The prompt's enum members that stand for the program's (by handle)."""
+        self.making = False
+        """Whether a program's enum member is being asked for (`members`)."""
         self.objects: list[Any] = []
         self.object_ids: dict[int, int] = {}
         self.standins: dict[int, type[BaseException]] = {}
@@ -96,20 +96,19 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.unread = 0
         """Answers of a stream (`answers`) the child will still send."""
         self.lent = 0
+        """Objects of the test's sent to the child as references, in all."""
         self.weakly: set[int] = set()
+        """Objects of the test's the candidate holds only weakly (`weakheld`)."""
         self.methods: dict[int, int] = {}
+        """Bound methods in `objects`, by the id of the object each holds."""
         self.asking = 0
         """Requests of the test's under way (`weakheld.collect` waits for none)."""
-        """Bound methods in `objects`, by the id of the object each holds."""
-        """Objects of the test's the candidate holds only weakly (`weakheld`)."""
-        """Objects of the test's sent to the child as references, in all."""
         self.nesting = 0
         self.known: dict[int, dict[str, Any]] = {}
         """Fields of the child's objects, read at `fields_epoch` (`field`)."""
         self.opaque: set[int] = set()
         self.fields_epoch, self.batch = -1, fieldsof.FIRST
         self.kept = kept.Kept(self.codec)
-        weakheld.install(self)
         """Containers both the test and the candidate hold (`kept`)."""
 
     # --- wire hooks ---------------------------------------------------------

@@ -46,7 +46,7 @@ import msgspec
 from .. import frames, protocol
 from ..process import checkfork
 from ..values import unshared, wire, world
-from . import answers, handles, session, testrandom, timers
+from . import answers, handles, session, testrandom, timers, weakheld
 from .channel import Channel
 from .handleuse import handle_use
 from .testcode import Capture, Compiled, TestBroken, guarded
@@ -186,6 +186,7 @@ class Verifier:
         prelude = {k: v for k, v in before.items() if k not in ours}
         twins = _twins(code.prelude, prelude)
         talk = session.Session(chan, TEST_MODULE, twins, state)
+        weakheld.install(talk)  # the test's gc.collect() lets go of what it let go
         # The budget runs from the child's first word: serving what it asks
         # while its names are read counts too (a flood of requests there is
         # the answer's timeout, not a verifier killed by its CPU ceiling).
