@@ -25,6 +25,11 @@ def _d(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+def _body(text: str) -> str:
+    """A completion: ``text`` dedented, then indented as a body under the prompt."""
+    return textwrap.indent(_d(text), "    ")
+
+
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     "signature-only prompt": (

@@ -5,8 +5,8 @@ candidate and back as themselves.
 
 Each shape is a HumanEval-format problem with a right and a wrong answer,
 scored in one strict and one official run (`test_faithful.score_both`).
-``LIMITS`` are where strict scoring still judges otherwise (a standard
-module's exception class, a warning, ``SystemExit``), each listed in
+``LIMITS`` are where strict scoring still judges otherwise (a warning,
+``SystemExit``), each listed in
 docs/strict-scoring.md with its reason."""
 
 from __future__ import annotations
@@ -164,15 +164,6 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
 
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
-    "an exception of a standard module's class, caught by that class": (
-        'import json\n\n\ndef parse(s):\n    """json.loads(s); errors propagate"""\n',
-        "import json\ndef check(candidate):\n    try:\n        candidate('[1,')\n    except json.JSONDecodeError as e:\n        assert e.pos == 3\n",
-        "parse",
-        "    return json.loads(s)\n",
-        "failed",
-        "passed",
-        "JSONDecodeError",
-    ),
     "a SystemExit the candidate raises, caught by the test": (
         'def run(args):\n    """sys.exit(2) when args is empty"""\n',
         "def check(candidate):\n    try:\n        candidate([])\n    except SystemExit as e:\n        assert e.code == 2\n",

@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 from .. import protocol
-from ..values import asyncrun, described, fieldsof
+from ..values import arith, asyncrun, described, fieldsof
 
 _type = type
 _len = len
@@ -29,6 +29,13 @@ _isinstance = isinstance
 _run_coroutine = asyncrun.run_nested
 _copy = copy.copy
 _deepcopy = copy.deepcopy
+
+
+def _program_plain(obj: object) -> bool:
+    """An instance of a class of the program's own, read by Python's own
+    attribute lookup: a library's object (a ``WeakSet`` and the set of weak
+    references it keeps) is read one attribute at a time, as asked."""
+    return fieldsof.plain(obj) and described.made_here(_type(obj))
 
 
 def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, args: Any) -> Any:
@@ -80,7 +87,9 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
         return described.state(target)
     if name == "fields":  # see `fieldsof`: none of the program's code runs
         most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
-        return fieldsof.fields_of(target, most, fieldsof.plain)
+        return fieldsof.fields_of(target, most, _program_plain)
+    if name == "operator":  # the candidate's own arithmetic (`handlemath`)
+        return arith.compute(target, args)
     if name == "copy":  # ``copy.copy`` of the object: its class's own code
         return _copy(target)
     if name == "deepcopy":

@@ -22,7 +22,7 @@ class Proxy:
     # docstring: ``__doc__`` is the test's object's (``functools.wraps``
     # copies a function's), read from the verifier.
 
-    __slots__ = ("_peer", "_vid")
+    __slots__ = ("__weakref__", "_peer", "_vid")
 
     @property
     def __doc__(self) -> Any:  # type: ignore[override]

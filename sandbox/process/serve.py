@@ -37,7 +37,7 @@ from ..values import (
     wire,
     world,
 )
-from . import childio, fields, operations
+from . import childio, fields, operations, pins
 from .proxy import Proxy
 
 _type = type
@@ -101,8 +101,9 @@ class _Peer:
         self.scope: dict[str, object] = {}
         self.objects: list[object] = []
         self.object_ids: dict[int, int] = {}
-        self.proxies: dict[int, Proxy] = {}
+        self.pins = pins.Pins(lambda vid: Proxy(self, vid))
         self.origins: dict[int, tuple[BaseException, int]] = {}
+        self.raised = described.Raised(self.origins)
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
@@ -150,14 +151,7 @@ class _Peer:
         if _type(v) is Proxy:
             return ["v", v._vid]
         if _issubclass(_type(v), _Exception) and self.nesting < 4:
-            back = self.origins.get(_id(v))
-            if back is not None and back[0] is v:
-                return ["v", back[1]]
-            self.nesting += 1
-            try:
-                return described.exception_tree(v, self.codec())  # type: ignore[arg-type]
-            finally:
-                self.nesting -= 1
+            return self._exception(v)  # type: ignore[arg-type]
         hid = self.object_ids.get(_id(v))
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
@@ -196,10 +190,7 @@ class _Peer:
         if t[0] == "h":
             return self.objects[t[1]]
         if t[0] == "v":
-            proxy = self.proxies.get(t[1])
-            if proxy is None:
-                proxy = self.proxies[t[1]] = Proxy(self, t[1])
-            return proxy
+            return self.pins.proxy(t[1])
         return described.rebuild_exception(t, self)
 
     # --- requests both ways -----------------------------------------------
@@ -257,6 +248,17 @@ class _Peer:
             return protocol.Reply(ok=True)
         if op.ref == world.REF and op.op in ("kept", "keepnames"):
             return self._share(op)
+        if op.ref == world.REF and op.op == "release":
+            self.pins.release(op.args)
+            return protocol.Reply(ok=True)
+        if op.ref == world.REF and op.op == "drop":  # the program's code may run
+            saved = sys.stdout, sys.stderr  # (``__del__``, weak callbacks)
+            sys.stdout, sys.stderr = self.out, self.err
+            try:
+                gone = pins.drop(self.objects, self.object_ids, op.args)
+            finally:
+                sys.stdout, sys.stderr = saved
+            return protocol.Reply(ok=True, value=gone, out=self.out.take(), err=self.err.take())
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr
@@ -269,6 +271,9 @@ class _Peer:
         try:
             self.fields.flush()
             self.hand_back()
+            weak = self.pins.weakly()
+            if weak:  # the test's objects it holds weakly: told when they go
+                self._ask(world.REF, "weak", weak)
             shared = self.kept.changes()
         except _BaseException as exc:  # a write the verifier refused
             ok, value, writeback = False, self._raised(exc), []
@@ -341,12 +346,20 @@ class _Peer:
                 return False, tree, []
 
     def _raised(self, exc: BaseException) -> object:
-        back = self.origins.get(_id(exc))
-        if back is not None and back[0] is exc:  # the test's own, passed on
-            return ["v", back[1]]
         if _type(exc) is wire.NotData:  # a value of ours that does not cross
             return ["e", wire.UNSENT, "", None, ["t", [_str(exc)[:200]]]]
-        return described.exception_tree(exc, self.codec())
+        return self._exception(exc)
+
+    def _exception(self, exc: BaseException) -> object:
+        """An exception's tree (the test's own, passed on, as itself), one
+        numbering for all the exceptions inside it (`described.Raised`)."""
+        if self.nesting == 0:
+            self.raised = described.Raised(self.origins)
+        self.nesting += 1
+        try:
+            return described.exception_tree(exc, self.codec(), self.raised)
+        finally:
+            self.nesting -= 1
 
     def perform(self, op: protocol.Op, args: Any) -> Any:
         return operations.perform(self.scope, self.objects, op, args)

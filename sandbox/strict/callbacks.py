@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import mirror, wire, world
-from . import sidebyside, testobjects
+from . import sidebyside, testobjects, weakheld
 from .outcomes import told
 
 
@@ -39,6 +39,12 @@ class Callbacks:
                 return protocol.Reply(ok=True)
             mirror.take(tree, self.world.start_cwd, told, self.threads.contend)
             self.world.sync(tree[0] if type(tree) is list and tree else None)
+            return protocol.Reply(ok=True)
+        if op.ref == world.REF and op.op == "weak":
+            try:  # numbers of the test's objects (plain data only)
+                weakheld.note(self, wire.Codec(_no_reference, _no_reference).decode(op.args))
+            except (wire.NotData, TypeError):
+                pass
             return protocol.Reply(ok=True)
         codec = self.codec()
         snaps: list[object] = []

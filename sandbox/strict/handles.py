@@ -383,6 +383,21 @@ class Handle:
         return bool(self._value("the truth value"))
 
 
+class Awaitable(Handle):
+    # A coroutine of the candidate's (flag COROUTINE): the one kind of handle
+    # whose type has ``__await__`` (`handleasync`), so ``await`` in the
+    # test's coroutine takes it, while ``inspect.isawaitable`` and
+    # ``unittest.mock`` (which makes an ``AsyncMock`` for anything awaitable)
+    # see no other handle as awaitable.
+
+    __slots__ = ()
+
+
+def new(session: Asker, hid: int, flags: int, base: type | None, name: str) -> Handle:
+    """A handle on the child's object ``hid``, of the kind its flags call for."""
+    return (Awaitable if flags & COROUTINE else Handle)(session, hid, flags, base, name)
+
+
 def _raised_here(exc: BaseException, frame: types.FrameType) -> bool:
     """May the candidate's ``__exit__`` swallow ``exc``? Only when the
     test's ``with`` block raised it itself with a ``raise`` statement (a
@@ -405,5 +420,5 @@ def _text(value: Any) -> str:
 
 _RAISE = dis.opmap["RAISE_VARARGS"]
 handlemath.install(Handle)
-handleasync.install(Handle, COROUTINE)
+handleasync.install(Awaitable, COROUTINE)
 twins.HANDLE.append(Handle)

@@ -76,7 +76,7 @@ def _handle_in(scope: dict[str, Any]) -> str | None:
         items = value.values() if type(value) is dict else value
         inner = list(items) if type(value) in (tuple, list, dict) else []
         for item in [value, *inner[:32]]:
-            if type(item) is Handle:
+            if isinstance(item, Handle):
                 return _name_of(item)
     return None
 

@@ -20,7 +20,17 @@ from typing import Any
 
 from .. import protocol
 from ..values import fieldsof, kept, logtap, plaincall, wire, world
-from . import callbacks, sidebyside, skeleton, standins, testrandom, twins
+from . import (
+    callbacks,
+    handles,
+    members,
+    sidebyside,
+    skeleton,
+    standins,
+    testrandom,
+    twins,
+    weakheld,
+)
 from .handles import (
     BASES,
     EXC_CLASS,
@@ -68,9 +78,13 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.handles: dict[int, Any] = {}
         self.members: dict[int, int] = {}
         """The prompt's enum members that stand for the program's (by handle)."""
+        self.making = False
+        """Whether a program's enum member is being asked for (`members`)."""
         self.objects: list[Any] = []
         self.object_ids: dict[int, int] = {}
         self.standins: dict[int, type[BaseException]] = {}
+        self.exc_made: dict[int, BaseException] = {}
+        self.exc_depth = 0
         self.depth = 0
         self.random_state: object = None
         self.seeds, self.uses = testrandom.seedings()
@@ -84,6 +98,12 @@ class Session(standins.Standins, callbacks.Callbacks):
         """Answers of a stream (`answers`) the child will still send."""
         self.lent = 0
         """Objects of the test's sent to the child as references, in all."""
+        self.weakly: set[int] = set()
+        """Objects of the test's the candidate holds only weakly (`weakheld`)."""
+        self.methods: dict[int, int] = {}
+        """Bound methods in `objects`, by the id of the object each holds."""
+        self.asking = 0
+        """Requests of the test's under way (`weakheld.collect` waits for none)."""
         self.nesting = 0
         self.known: dict[int, dict[str, Any]] = {}
         """Fields of the child's objects, read at `fields_epoch` (`field`)."""
@@ -96,10 +116,12 @@ class Session(standins.Standins, callbacks.Callbacks):
 
     def foreign(self, v: object) -> object:
         """An object of the test's that the child gets a proxy for."""
-        if type(v) is Handle and v._session is self:
+        if isinstance(v, Handle) and v._session is self:
             return ["h", v._hid]
         if id(v) in self.members:  # a member of the program's enum, as the prompt's
             return ["h", self.members[id(v)]]
+        if isinstance(v, enum.Enum) and (hid := members.program_member(self, v)) is not None:
+            return ["h", hid]
         if isinstance(v, type) and v in self.standins.values():
             hid = next(k for k, c in self.standins.items() if c is v)
             return ["h", hid]
@@ -120,6 +142,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         if vid is None:
             vid = self.object_ids[id(v)] = len(self.objects)
             self.objects.append(v)
+            if type(v) is types.MethodType:  # holds its object: not the test's hold
+                weakheld.bound(self.methods, v)
         return vid
 
     def refer(self, t: list[Any]) -> object:
@@ -148,7 +172,7 @@ class Session(standins.Standins, callbacks.Callbacks):
             made: Any = self._standin(hid, base, name, bases, depth)
             self.handles[hid] = made
             return made
-        made = self.handles[hid] = Handle(self, hid, flags, BASES.get(base), name[:200])
+        made = self.handles[hid] = handles.new(self, hid, flags, BASES.get(base), name[:200])
         if made._base is not None:
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.
@@ -218,7 +242,11 @@ class Session(standins.Standins, callbacks.Callbacks):
         threads (a thread pool's ``map``) takes turns on the one channel,
         as the child answers one request at a time anyway."""
         with self.turn:
-            return self._ask(ref, op, args)
+            self.asking += 1
+            try:
+                return self._ask(ref, op, args)
+            finally:
+                self.asking -= 1
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
@@ -226,6 +254,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         codec = self.codec(self.kept.memo())
         payload = self.request(codec, args, op == "call" and ref >= 0)
         sent = len(codec.memo)
+        if self.weakly:
+            weakheld.release(self)
         self.hand_over_world()
         reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload, rand=self.child_random()))
         return self.answer(reply, codec, sent)

@@ -10,7 +10,9 @@ gave.
 from __future__ import annotations
 
 import builtins
+import sys
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from ..values import wire
@@ -23,11 +25,18 @@ class Standins:
 
     handles: dict[int, Any]
     standins: dict[int, type[BaseException]]
+    objects: list[Any]
+    exc_made: dict[int, BaseException]
+    """The exceptions of the tree being rebuilt, by the child's numbers."""
+    exc_depth: int
 
     def _handle(self, t: list[Any], depth: int = 0) -> Any:
         raise NotImplementedError
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
+        raise NotImplementedError
+
+    def decode(self, tree: object) -> Any:
         raise NotImplementedError
 
     def _standin(
@@ -62,17 +71,61 @@ class Standins:
         return cls
 
     def _exception(self, t: list[Any], depth: int = 0) -> BaseException:
-        if len(t) not in (5, 7, 8) or type(t[1]) is not str:
+        """The exception a tree of the child's describes (`described.exception_tree`);
+        the exceptions of one tree are numbered, so one met twice is one object."""
+        if self.exc_depth == 0:
+            self.exc_made = {}
+        self.exc_depth += 1
+        try:
+            return self._exception_in(t, depth)
+        finally:
+            self.exc_depth -= 1
+
+    def _exception_in(self, t: list[Any], depth: int) -> BaseException:
+        if len(t) == 3 and t[1] == "@":
+            made = self.exc_made.get(t[2]) if type(t[2]) is int else None
+            if made is None:
+                raise wire.NotData("reference to an unknown exception")
+            return made
+        if len(t) == 6 and t[1] == "@v":
+            return self._test_exception(t, depth)
+        if len(t) not in (5, 7, 8, 9) or type(t[1]) is not str:
             raise wire.NotData("malformed exception")
         exc = self._exception_made(t)
+        if len(t) == 9 and type(t[8]) is int:
+            self.exc_made[t[8]] = exc
         if len(t) >= 7 and not isinstance(exc, CandidateError | CandidateExit):
             self._exception_extra(exc, t[5], t[6])
-        cause = t[7] if len(t) == 8 else None
-        if type(cause) is list and cause[:1] == ["e"] and depth < MAX_EXC_DEPTH:
-            made = self._exception(cause, depth + 1)  # ``raise ... from``
-            if not isinstance(made, CandidateError | CandidateExit):
-                exc.__cause__ = made
+        self._cause(exc, t[7] if len(t) >= 8 else None, depth)
         return exc
+
+    def _test_exception(self, t: list[Any], depth: int) -> BaseException:
+        """The test's own exception, passed back, with the attributes,
+        notes and cause the candidate's code gave it (as in one program,
+        where they are given to the test's object)."""
+        vid = t[2]
+        if type(vid) is not int or not 0 <= vid < len(self.objects):
+            raise wire.NotData("unknown verifier object")
+        exc = self.objects[vid]
+        if not isinstance(exc, BaseException):
+            raise wire.NotData("not an exception of the test's")
+        if type(t[5]) is int:
+            self.exc_made[t[5]] = exc
+        self._exception_extra(exc, t[3], None)
+        self._cause(exc, t[4], depth)
+        return exc
+
+    def _cause(self, exc: BaseException, cause: Any, depth: int) -> None:
+        """``raise ... from``: the cause's tree, rebuilt (or the test's own
+        exception it names), as ``__cause__``."""
+        if type(cause) is not list or cause[:1] not in (["e"], ["v"]) or depth >= MAX_EXC_DEPTH:
+            return
+        try:
+            made = self._exception(cause, depth + 1) if cause[0] == "e" else self.decode(cause)
+        except wire.NotData:  # a cause that names itself: no chain of objects
+            return
+        if isinstance(made, BaseException) and not isinstance(made, CandidateError | CandidateExit):
+            exc.__cause__ = made
 
     def _exception_extra(self, exc: BaseException, attrs_tree: Any, text: Any) -> None:
         """Give the rebuilt exception the candidate's attributes (values
@@ -84,7 +137,9 @@ class Standins:
                 attrs = {}
             if type(attrs) is dict:
                 for key, value in attrs.items():
-                    if type(key) is str and not key.startswith("__"):
+                    if key == "__notes__" and not _notes(value):
+                        continue
+                    if type(key) is str and (not key.startswith("__") or key == "__notes__"):
                         try:
                             setattr(exc, key, value)
                         except (AttributeError, TypeError):
@@ -104,16 +159,22 @@ class Standins:
             return CandidateError(told(f"the candidate sent back {what}"))
         if cls_tree is None:
             cls = getattr(builtins, type_name, None)
-            if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-                return CandidateError(_describe(type_name, args))
+        elif type(cls_tree) is list and cls_tree[:1] == ["s"]:
+            cls = standard_class(cls_tree, type_name, t[2])
         else:
             cls = self._handle(cls_tree)
-            if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-                return CandidateError(_describe(type_name, args))
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return CandidateError(_describe(type_name, args))
         if not issubclass(cls, Exception):
             return CandidateExit(_describe(type_name, args))
         try:
             return cls(*args)
+        except Exception:
+            pass
+        try:  # a standard class whose constructor takes other arguments
+            made = cls.__new__(cls, *args)  # (JSONDecodeError): its attributes follow
+            made.args = args
+            return made
         except Exception:
             return CandidateError(_describe(type_name, args))
 
@@ -130,6 +191,43 @@ def _standin_str(self: BaseException) -> str:
         return text
     base = next(c for c in type(self).__mro__ if getattr(builtins, c.__name__, None) is c)
     return str(base.__str__(self))
+
+
+def standard_class(tree: list[Any], name: str, base: Any) -> Any:
+    """A standard library's exception class (``json.JSONDecodeError``,
+    ``dataclasses.FrozenInstanceError``): the verifier's own, where the
+    test or the prompt imported its module (no module is imported for the
+    child), so ``except`` and ``isinstance`` on it match; else a stand-in
+    of its name derived from its nearest builtin base."""
+    if len(tree) != 3 or type(tree[1]) is not str or type(tree[2]) is not str:
+        raise wire.NotData("malformed exception class")
+    module = (
+        sys.modules.get(tree[1]) if tree[1].partition(".")[0] in sys.stdlib_module_names else None
+    )
+    found: Any = module
+    for part in tree[2].split(".") if module is not None else ["<none>"]:
+        names = getattr(found, "__dict__", None)  # no module's __getattr__ runs
+        found = names.get(part) if isinstance(names, Mapping) else None
+    if isinstance(found, type) and found.__module__ == tree[1]:
+        return found
+    key = (tree[1], tree[2], base if type(base) is str else "")
+    made = _STANDARD.get(key)
+    if made is None:
+        parent = getattr(builtins, key[2], None)
+        if not (isinstance(parent, type) and issubclass(parent, BaseException)):
+            parent = Exception
+        label = name if name.isidentifier() else "StandardError"
+        made = _STANDARD[key] = type(label, (parent,), {"__module__": tree[1][:200]})
+    return made
+
+
+_STANDARD: dict[tuple[str, str, str], type] = {}
+"""Stand-ins for standard exception classes whose module the test did not import."""
+
+
+def _notes(value: Any) -> bool:
+    """``__notes__`` as Python keeps them: a list of strings."""
+    return type(value) is list and all(type(n) is str for n in value)
 
 
 def _describe(type_name: str, args: tuple[Any, ...]) -> str:

@@ -47,7 +47,7 @@ from .. import frames, protocol
 from ..isolation import sharedwd
 from ..process import checkfork
 from ..values import unshared, wire, world
-from . import answers, handles, measures, session, testrandom, timers
+from . import answers, handles, measures, session, testrandom, timers, weakheld
 from .channel import Channel
 from .handleuse import handle_use
 from .testcode import Capture, Compiled, TestBroken, guarded
@@ -187,6 +187,7 @@ class Verifier:
         prelude = {k: v for k, v in before.items() if k not in ours}
         twins = _twins(code.prelude, prelude)
         talk = session.Session(chan, TEST_MODULE, twins, state)
+        weakheld.install(talk)  # the test's gc.collect() lets go of what it let go
         # The budget runs from the child's first word: serving what it asks
         # while its names are read counts too (a flood of requests there is
         # the answer's timeout, not a verifier killed by its CPU ceiling).

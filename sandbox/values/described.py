@@ -143,40 +143,79 @@ MAX_CAUSES = 8
 """Links of an exception's ``__cause__`` chain that cross with it."""
 
 
-def exception_tree(exc: BaseException, codec: wire.Codec, depth: int = 0) -> object:
-    """``["e", type, base, class, args, attributes, text, cause]``: the
-    cause (``raise ... from``) is an exception's tree too, or None."""
+class Raised:
+    """One exception tree's numbering: its exceptions by identity, so one
+    met twice (``e.__cause__`` that is also ``e.last``, a group's member)
+    is one object on the other side too; and the test's own exceptions
+    (``origins``: id to the exception and the test's number for it)."""
+
+    def __init__(self, origins: dict[int, tuple[BaseException, int]]) -> None:
+        self.seen: dict[int, tuple[BaseException, int]] = {}
+        self.origins = origins
+
+
+def exception_tree(
+    exc: BaseException, codec: wire.Codec, raised: Raised | None = None, depth: int = 0
+) -> object:
+    """``["e", type, base, class, args, attributes, text, cause, n]``: the
+    cause (``raise ... from``) is an exception's tree too, or None; ``n``
+    numbers it in ``raised``, and an exception met again is ``["e", "@",
+    n]``. The test's own exception is ``["v", id]``, or, where the
+    candidate gave it attributes, notes or a cause, ``["e", "@v", id,
+    attributes, cause, None]``."""
+    raised = raised or Raised({})
+    back = raised.origins.get(_id(exc))
+    if back is not None and back[0] is exc:  # the test's own: one object already
+        attrs = exception_extra(exc, codec)[0]
+        cause = _cause_tree(exc, codec, raised, depth)
+        if attrs is None and cause is None:
+            return ["v", back[1]]
+        return ["e", "@v", back[1], attrs, cause, None]
+    known = raised.seen.get(_id(exc))
+    if known is not None and known[0] is exc:
+        return ["e", "@", known[1]]
+    n = _len(raised.seen)
+    raised.seen[_id(exc)] = (exc, n)
     t = _type(exc)
     try:
         args = codec.encode(exc.args)
     except _BaseException:
         args = ["t", [reason(exc)]]
-    extra = exception_extra(exc, codec)
-    cause: Any = _getattr(exc, "__cause__", None)
-    if _isinstance(cause, _BaseException) and depth < MAX_CAUSES:
-        extra.append(exception_tree(cause, codec, depth + 1))
-    else:
-        extra.append(None)
+    extra = exception_extra(exc, codec)  # in the order the verifier rebuilds
+    extra += [_cause_tree(exc, codec, raised, depth), n]
     if _getattr(builtins, t.__name__, None) is t:
         return ["e", t.__name__, "", None, args, *extra]
+    module = _str(_getattr(t, "__module__", ""))
+    if not made_here(t) and module.partition(".")[0] in sys.stdlib_module_names:
+        cls_tree: object = ["s", module[:200], _str(t.__qualname__)[:200]]
+        return ["e", _str(t.__name__)[:100], base(t), cls_tree, args, *extra]
     try:
         cls_tree = codec.encode(t)
     except _BaseException:
-        return ["e", "Exception", "", None, args]
+        return ["e", "Exception", "", None, args, None, None, None, n]
     return ["e", _str(t.__name__)[:100], base(t), cls_tree, args, *extra]
+
+
+def _cause_tree(exc: BaseException, codec: wire.Codec, raised: Raised, depth: int) -> object:
+    """The tree of ``exc.__cause__`` (``raise ... from``), or None."""
+    cause: Any = _getattr(exc, "__cause__", None)
+    if _isinstance(cause, _BaseException) and depth < MAX_CAUSES:
+        return exception_tree(cause, codec, raised, depth + 1)
+    return None
 
 
 def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
     """``[attributes, text]``: the exception's own attributes (its
     ``__dict__``, which a program's exception class fills in ``__init__``,
-    and an OSError's file names, which are not among its arguments), and
-    ``str(exc)`` where its class (not a builtin) overrides ``__str__``."""
+    its ``__notes__`` and an OSError's file names, which are not among its
+    arguments), and ``str(exc)`` where its class (not a builtin) overrides
+    ``__str__``."""
     try:
         found = _getattr(exc, "__dict__", None)
         attrs = {
             k: v
             for k, v in (found.items() if _type(found) is dict else ())
-            if _type(k) is str and not k.startswith("__")
+            if _type(k) is str and (not k.startswith("__") or k == "__notes__")
         }
         if _isinstance(exc, _OSError):
             for k in ("filename", "filename2"):
