@@ -65,8 +65,8 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "import builtins\nbuiltins.abs = lambda x: 0\n",
     ),
     "a thread left running": (
-        "import threading\ndef check(candidate):\n"
-        "    assert threading.active_count() == 1\n"
+        "import sys, threading\ndef check(candidate):\n"
+        "    assert len(sys._current_frames()) == 1\n"  # active_count is a named measure
         "    assert threading.current_thread() is threading.main_thread()\n"
         "    out = []\n"
         "    worker = threading.Thread(target=lambda: out.append(candidate(6, 3)))\n"
