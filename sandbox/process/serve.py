@@ -83,13 +83,14 @@ def run(program: str, channel: int) -> NoReturn:
         names = []
     peer.send(protocol.Loaded(names=names))
     while True:
-        msg = peer.receive()
+        with peer.turn:  # a thread of the candidate's may have a request out
+            msg = peer.receive()
         if msg is None:
             _done()
         if _type(msg) is protocol.Op and msg.op == "map":
             peer.answer_each(msg)
         elif _type(msg) is protocol.Op:
-            peer.send(peer.serve(msg))
+            peer.serve(msg)
 
 
 class _Peer:
@@ -197,9 +198,7 @@ class _Peer:
         """Use one of the test's objects (a request to the verifier), one
         request at a time: the candidate's threads (a pool mapping the
         test's function) take turns on the one channel."""
-        if not self.turn.acquire(False):  # another thread's request is out
-            self.mirror.note(["threads", ""])
-            self.turn.acquire()
+        self.take_turn()
         try:
             if op not in _QUIET:  # the test's code may run: it sees the writes
                 self.fields.flush()
@@ -208,6 +207,13 @@ class _Peer:
             return self._ask(ref, op, args)
         finally:
             self.turn.release()
+
+    def take_turn(self) -> None:
+        """Hold the channel, noting (`mirror`) when another thread's request
+        is out: the verifier weighs it (`strict.sidebyside`)."""
+        if not self.turn.acquire(False):
+            self.mirror.note(["threads", ""])
+            self.turn.acquire()
 
     def hand_back(self) -> None:
         """What the candidate's code did to this process's state, to the
@@ -228,7 +234,7 @@ class _Peer:
             if msg is None:
                 _done()
             if _type(msg) is protocol.Op:
-                self.send(self.serve(msg))
+                self.serve(msg)
                 continue
             value = codec.decode(msg.value)
             for n, tree in msg.writeback:
@@ -238,14 +244,19 @@ class _Peer:
                 raise value
             return value
 
-    def serve(self, op: protocol.Op) -> protocol.Reply:
+    def serve(self, op: protocol.Op) -> None:
+        """Do the verifier's request ``op`` and send the answer. The
+        candidate's code runs without the turn, so its threads may ask the
+        test meanwhile; the answer waits for their requests (the turn)."""
         self.fields.clear()  # the test's code ran since the last request
         if op.op == "world" and op.ref == world.REF:
             world.apply(op.args, self.codec().decode, self.scope)
             self.mirror.agree()
-            return protocol.Reply(ok=True)
+            self.send(protocol.Reply(ok=True))
+            return
         if op.ref == world.REF and op.op in ("kept", "keepnames"):
-            return self._share(op)
+            self.send(self._share(op))
+            return
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr
@@ -254,6 +265,15 @@ class _Peer:
             ok, value, writeback = self._serve(op)
         finally:
             sys.stdout, sys.stderr = saved
+        self.take_turn()
+        try:
+            self.send(self._answer(ok, value, writeback))
+        finally:
+            self.turn.release()
+
+    def _answer(self, ok: bool, value: object, writeback: list[Any]) -> protocol.Reply:
+        """The reply to a request the candidate's code answered: with what
+        it did to its state and to the containers both sides hold."""
         shared: list[Any] = []
         try:
             self.fields.flush()
@@ -290,7 +310,7 @@ class _Peer:
             _set_random(op.rand)
         items = op.args if _type(op.args) is list else []
         for args in items:
-            self.send(self.serve(protocol.Op(ref=op.ref, op="call", args=args)))
+            self.serve(protocol.Op(ref=op.ref, op="call", args=args))
 
     def send_logs(self) -> None:
         """The log records the candidate's code emitted since the last

@@ -24,7 +24,7 @@ import enum
 import sys
 import types
 from collections.abc import Callable
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol, TypeGuard
 
 __all__ = [
     "CandidateError",
@@ -271,7 +271,7 @@ class Handle:
 
     def __exit__(self, *exc: Any) -> bool:
         said = self.__getattr__("__exit__")(exc[0], exc[1], None)
-        if exc[1] is None or not (type(said) is Handle or said):
+        if exc[1] is None or not (is_handle(said) or said):
             return False
         if _raised_here(exc[1], sys._getframe(1)):
             return True
@@ -295,7 +295,7 @@ class Handle:
         container = self._value("'in'")
         if self._base is not None and self._enum_twin():
             container = self._flag_member(container)
-        if type(item) is Handle and item._plain() is not _no_value:
+        if is_handle(item) and item._plain() is not _no_value:
             plain = item._plain()  # a member of the program's enum: the prompt's
             item = item._flag_member(plain) if item._base and item._enum_twin() else plain
         return item in container
@@ -338,7 +338,7 @@ class Handle:
             self._value("==")
         elif not self._twin_answers(mine, "=="):
             self._value("==")  # refused: the prompt's class only declares it
-        theirs = other._plain() if type(other) is Handle else other
+        theirs = other._plain() if is_handle(other) else other
         if theirs is _no_value:
             return bool(other == mine)
         return bool(mine == theirs)
@@ -381,5 +381,25 @@ def _text(value: Any) -> str:
 
 _RAISE = dis.opmap["RAISE_VARARGS"]
 handlemath.install(Handle)
-handleasync.install(Handle, COROUTINE)
+
+
+class CoroutineHandle(Handle):
+    """A handle on the candidate's coroutine: only these are awaitable, so
+    ``inspect.isawaitable`` (and ``mock.patch``'s choice of an ``AsyncMock``)
+    sees the program's functions and objects as what they are."""
+
+    __slots__ = ()
+
+
+handleasync.install(CoroutineHandle, COROUTINE)
+KINDS = frozenset({Handle, CoroutineHandle})
+"""The types of the verifier's handles."""
+
+
+def is_handle(x: object) -> TypeGuard[Handle]:
+    """Is ``x`` one of the verifier's handles? (By its real type: a
+    handle's ``__class__`` answers for the program's object.)"""
+    return type(x) in KINDS
+
+
 twins.HANDLE.append(Handle)

@@ -23,13 +23,16 @@ from ..values import fieldsof, kept, logtap, plaincall, wire, world
 from . import callbacks, sidebyside, skeleton, standins, testrandom, twins
 from .handles import (
     BASES,
+    COROUTINE,
     EXC_CLASS,
     IS_CLASS,
     CandidateError,
     CandidateGone,
     CheckSetupError,
+    CoroutineHandle,
     Handle,
     Refused,
+    is_handle,
 )
 
 _READS = frozenset({"plain", "state", "fields"})
@@ -95,7 +98,7 @@ class Session(standins.Standins, callbacks.Callbacks):
 
     def foreign(self, v: object) -> object:
         """An object of the test's that the child gets a proxy for."""
-        if type(v) is Handle and v._session is self:
+        if is_handle(v) and v._session is self:
             return ["h", v._hid]
         if id(v) in self.members:  # a member of the program's enum, as the prompt's
             return ["h", self.members[id(v)]]
@@ -147,7 +150,8 @@ class Session(standins.Standins, callbacks.Callbacks):
             made: Any = self._standin(hid, base, name, bases, depth)
             self.handles[hid] = made
             return made
-        made = self.handles[hid] = Handle(self, hid, flags, BASES.get(base), name[:200])
+        kind = CoroutineHandle if flags & COROUTINE else Handle
+        made = self.handles[hid] = kind(self, hid, flags, BASES.get(base), name[:200])
         if made._base is not None:
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.
@@ -174,7 +178,7 @@ class Session(standins.Standins, callbacks.Callbacks):
             self.batch = min(self.batch * 2, fieldsof.MOST)
             for item in got[: fieldsof.MOST] if type(got) is list else ():
                 if type(item) is list and len(item) == 2 and type(item[1]) is dict:
-                    if type(item[0]) is Handle and item[0]._session is self:
+                    if is_handle(item[0]) and item[0]._session is self:
                         self.known.setdefault(item[0]._hid, item[1])
             found = self.known.get(hid)
             if found is None:
@@ -213,11 +217,14 @@ class Session(standins.Standins, callbacks.Callbacks):
 
     def ask(self, ref: int, op: str, args: object = None) -> Any:
         """Do ``op`` on the child's object ``ref`` and return the value, one
-        request at a time: a test that calls the candidate from several
-        threads (a thread pool's ``map``) takes turns on the one channel,
-        as the child answers one request at a time anyway."""
-        with self.turn:
+        request at a time; a request of another of the test's threads while
+        one is out fails the check (`sidebyside.Threads.overlap`)."""
+        if not self.turn.acquire(False):
+            self.threads.overlap()
+        try:
             return self._ask(ref, op, args)
+        finally:
+            self.turn.release()
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:

@@ -46,7 +46,7 @@ import msgspec
 from .. import frames, protocol
 from ..process import checkfork
 from ..values import unshared, wire, world
-from . import answers, handles, session, testrandom, timers
+from . import answers, handles, session, sidebyside, testrandom, timers
 from .channel import Channel
 from .handleuse import handle_use
 from .testcode import Capture, Compiled, TestBroken, guarded
@@ -131,7 +131,7 @@ class Verifier:
                 status=status,
                 reason=reason,
                 output=capture.text(),
-                stop=timers.overran or answers.unread_left(),
+                stop=timers.overran or answers.unread_left() or sidebyside.overlapped,
             )
 
         cpu_s, wall_s = self.hello.cpu_s, self.hello.wall_s
