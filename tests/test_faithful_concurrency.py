@@ -88,8 +88,111 @@ _CONVERTER = (
     ' rounded to 2 places; the same currency needs no rate."""\n'
 )
 
+_FIRST_DONE = (
+    "import asyncio\n\n\nasync def first_done(*factories):\n"
+    '    """Run factory() of each at once; return the value of the first to finish'
+    ' and cancel the others."""\n'
+)
+_RACE = _d(
+    """
+    import asyncio
+    def check(candidate):
+        log = []
+        def make(delay, value):
+            async def f():
+                try:
+                    await asyncio.sleep(delay)
+                except asyncio.CancelledError:
+                    log.append(('cancelled', value))
+                    raise
+                return value
+            return f
+        async def main():
+            got = await candidate(make(0.2, 'slow'), make(0.01, 'fast'), make(0.1, 'mid'))
+            await asyncio.sleep(0.01)
+            return got
+        assert asyncio.run(main()) == 'fast'
+        assert sorted(log) == [('cancelled', 'mid'), ('cancelled', 'slow')], log
+    """
+)
+_LOAD_ALL = (
+    "import asyncio\n\n\nasync def load_all(loader, keys):\n"
+    '    """{key: await loader(key)} for keys, at most two loads running at once."""\n'
+)
+_PEAK = _d(
+    """
+    import asyncio
+    def check(candidate):
+        now = {'running': 0, 'peak': 0}
+        async def loader(key):
+            now['running'] += 1
+            now['peak'] = max(now['peak'], now['running'])
+            await asyncio.sleep(0.01)
+            now['running'] -= 1
+            return key * 2
+        got = asyncio.run(candidate(loader, [1, 2, 3, 4, 5]))
+        assert got == {1: 2, 2: 4, 3: 6, 4: 8, 5: 10}, got
+        assert now['peak'] == 2, now
+    """
+)
+_DEADLINE = (
+    "import asyncio\n\n\nasync def within(factory, seconds, default):\n"
+    '    """await factory(), or default if it takes longer than seconds (it is then'
+    ' cancelled)."""\n'
+)
+
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "the test's coroutines run as the candidate's tasks, the losers cancelled": (
+        _FIRST_DONE,
+        _RACE,
+        "first_done",
+        "    tasks = [asyncio.ensure_future(f()) for f in factories]\n"
+        "    done, rest = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)\n"
+        "    for t in rest:\n        t.cancel()\n"
+        "    return done.pop().result()\n",
+        "    tasks = [asyncio.create_task(f()) for f in factories]\n"
+        "    first = await tasks[0]\n"
+        "    for t in tasks[1:]:\n        t.cancel()\n"
+        "    return first\n",
+    ),
+    "the test's coroutine awaited beside the candidate's other tasks": (
+        _LOAD_ALL,
+        _PEAK,
+        "load_all",
+        "    gate = asyncio.Semaphore(2)\n"
+        "    async def one(k):\n        async with gate:\n            return k, await loader(k)\n"
+        "    return dict(await asyncio.gather(*(one(k) for k in keys)))\n",
+        "    async def one(k):\n        return k, await loader(k)\n"
+        "    return dict(await asyncio.gather(*(one(k) for k in keys)))\n",
+    ),
+    "the test's coroutine cancelled by the candidate's timeout": (
+        _DEADLINE,
+        _d(
+            """
+            import asyncio
+            def check(candidate):
+                log = []
+                async def slow():
+                    try:
+                        await asyncio.sleep(1.0)
+                    except asyncio.CancelledError:
+                        log.append('cancelled')
+                        raise
+                    return 'late'
+                async def quick():
+                    await asyncio.sleep(0)
+                    return 'quick'
+                assert asyncio.run(candidate(slow, 0.05, 'default')) == 'default'
+                assert log == ['cancelled'], log
+                assert asyncio.run(candidate(quick, 0.5, 'default')) == 'quick'
+            """
+        ),
+        "within",
+        "    try:\n        return await asyncio.wait_for(factory(), seconds)\n"
+        "    except asyncio.TimeoutError:\n        return default\n",
+        "    return await factory()\n",
+    ),
     "a method of the candidate's class that the test patches with a return value": (
         _CONVERTER,
         _d(

@@ -37,7 +37,7 @@ from ..values import (
     wire,
     world,
 )
-from . import childio, fields, operations
+from . import childio, fields, operations, stepped
 from .proxy import Proxy
 
 _type = type
@@ -104,6 +104,9 @@ class _Peer:
         self.object_ids: dict[int, int] = {}
         self.proxies: dict[int, Proxy] = {}
         self.origins: dict[int, tuple[BaseException, int]] = {}
+        self.driven: dict[int, object] = {}
+        """The test's coroutines (by the verifier's number), as `stepped` runs them."""
+        self.driven_ids: dict[int, int] = {}
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
@@ -159,6 +162,9 @@ class _Peer:
                 return described.exception_tree(v, self.codec())  # type: ignore[arg-type]
             finally:
                 self.nesting -= 1
+        vid = self.driven_ids.get(_id(v))
+        if vid is not None and self.driven[vid] is v:  # the test's own coroutine
+            return ["v", vid]
         hid = self.object_ids.get(_id(v))
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
@@ -185,6 +191,13 @@ class _Peer:
     def refer(self, t: list[Any]) -> object:
         if t[0] == "h":
             return self.objects[t[1]]
+        if t[0] == "v" and _len(t) == 3:  # the test's coroutine (`stepped`)
+            made = self.driven.get(t[1])
+            if made is None:
+                vid = t[1]
+                made = self.driven[vid] = stepped.driven(lambda op, a: self.ask(vid, op, a))
+                self.driven_ids[_id(made)] = vid
+            return made
         if t[0] == "v":
             proxy = self.proxies.get(t[1])
             if proxy is None:

@@ -10,6 +10,7 @@ instances of the test's own classes, and nothing else.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import random
 import sys
@@ -113,6 +114,8 @@ class Session(standins.Standins, callbacks.Callbacks):
                 return self._exc_tree(v, self.codec())
             finally:
                 self.nesting -= 1
+        if asyncio.iscoroutine(v):  # driven by the child's loop (`teststeps`)
+            return ["v", self._own(v), 1]
         return ["v", self._own(v)]
 
     def _own(self, v: object) -> int:
