@@ -73,10 +73,16 @@ class Asker(Protocol):
     """Moves whenever the candidate's code may have run (every request but
     the reads of a value): a value read since is still the value."""
 
+    unfielded: set[tuple[str, str]]
+    """(class name, attribute) to read with ``getattr``, not from the fields."""
+
     def ask(self, ref: int, op: str, args: object = None) -> Any: ...
 
     def field(self, hid: int, name: str) -> Any:
         """A data attribute of the child's object, or `twins.NO_VALUE`."""
+
+    def state(self, hid: int) -> Any:
+        """All the attributes of the child's object (`fieldsof.states_of`)."""
 
 
 class Handle:
@@ -123,7 +129,7 @@ class Handle:
         twin = self._session.twins.get(self._name)
         if twin is None or self._flags & IS_CLASS:
             return _no_value
-        return self._as_twin(twin, self._reading("state"))
+        return self._as_twin(twin, self._reading("states"))
 
     def _seed(self, state: Any) -> None:
         """Take ``state`` as this object's attributes now (read by the
@@ -152,11 +158,13 @@ class Handle:
         return made
 
     def _reading(self, op: str) -> Any:
-        """A read of the value (``plain`` or ``state``). It runs none of the
+        """A read of the value (``plain`` or ``states``). It runs none of the
         candidate's code, so an exception in its place is the child's
         choice, not the program's: answering ``==`` with a `StopIteration`
         would end the ``map`` or ``filter`` the test compares in."""
         try:
+            if op == "states":  # with the objects it reaches (`Session.state`)
+                return self._session.state(self._hid)
             return self._ask(op)
         except Exception as exc:
             raise Refused(
@@ -202,10 +210,14 @@ class Handle:
         if self._flags & COROUTINE and name in handleasync.METHODS:
             return handleasync.method(self, name)
         guard = self._session.guards.get(self._hid)
-        if guard is None and not self._flags & IS_CLASS and not name.startswith("_"):
+        fielded = (self._name, name) not in self._session.unfielded
+        if guard is None and fielded and not self._flags & IS_CLASS and not name.startswith("_"):
             value = self._session.field(self._hid, name)
             if value is not _no_value:
                 return value
+            # A method, most likely: its class's other objects are asked
+            # for it directly, not for their fields first.
+            self._session.unfielded.add((self._name, name))
         value = self._ask("getattr", name)
         if guard is not None and isinstance(guard[1], type):
             twins.guard_attribute(self._session, guard, name, value)

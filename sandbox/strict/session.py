@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import fieldsof, kept, logtap, plaincall, wire, world
-from . import callbacks, sidebyside, skeleton, standins, testrandom, twins
+from ..values import kept, logtap, plaincall, wire, world
+from . import batched, callbacks, sidebyside, skeleton, standins, testrandom, twins
 from .handles import (
     BASES,
     COROUTINE,
@@ -36,7 +36,7 @@ from .handles import (
     is_handle,
 )
 
-_READS = frozenset({"plain", "state", "fields"})
+_READS = frozenset({"plain", "state", "states", "fields"})
 """Requests that only read a value (with the builtin type's own methods)."""
 MAX_HANDLES = 100_000
 OUTPUT_BUDGET = 1 << 20
@@ -88,10 +88,14 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.lent = 0
         """Objects of the test's sent to the child as references, in all."""
         self.nesting = 0
-        self.known: dict[int, dict[str, Any]] = {}
-        """Fields of the child's objects, read at `fields_epoch` (`field`)."""
+        self.fields_read = batched.Batched("fields")
+        """Fields of the child's objects (`field`)."""
         self.opaque: set[int] = set()
-        self.fields_epoch, self.batch = -1, fieldsof.FIRST
+        self.unfielded: set[tuple[str, str]] = set()
+        """(class name, attribute) read with ``getattr`` where a read of the
+        fields did not have it (a method): a cache is only a shortcut."""
+        self.states_read = batched.Batched("states")
+        """All the attributes of the child's objects (`state`)."""
         self.kept = kept.Kept(self.codec)
         """Containers both the test and the candidate hold (`kept`)."""
 
@@ -169,26 +173,18 @@ class Session(standins.Standins, callbacks.Callbacks):
 
     def field(self, hid: int, name: str) -> Any:
         """The child's object ``hid``'s field ``name``, read with the fields
-        of the objects it reaches (`fieldsof`), until the candidate's code
-        may have run again (`epoch`); `twins.NO_VALUE` where it is not a
-        field (a property, a method, a class of its own lookup)."""
-        if self.fields_epoch != self.epoch:
-            self.known.clear()
-            self.fields_epoch, self.batch = self.epoch, fieldsof.FIRST
-        found = self.known.get(hid)
-        if found is None and hid not in self.opaque:
-            got = self.ask(hid, "fields", self.batch)
-            self.batch = min(self.batch * 2, fieldsof.MOST)
-            for item in got[: fieldsof.MOST] if type(got) is list else ():
-                if type(item) is list and len(item) == 2 and type(item[1]) is dict:
-                    if is_handle(item[0]) and item[0]._session is self:
-                        self.known.setdefault(item[0]._hid, item[1])
-            found = self.known.get(hid)
-            if found is None:
-                self.opaque.add(hid)
+        of the objects it reaches (`batched`); `twins.NO_VALUE` where it is
+        not a field (a property, a method, a class of its own lookup)."""
+        found = None if hid in self.opaque else self.fields_read.get(self, hid)
         if found is None:
+            self.opaque.add(hid)
             return twins.NO_VALUE
         return found.get(name, twins.NO_VALUE)
+
+    def state(self, hid: int) -> Any:
+        """The child's object ``hid``'s attributes, read with those of the
+        objects it reaches (`batched`)."""
+        return self.states_read.get(self, hid)
 
     def guard_class(self, name: str, value: Any, trusted: type) -> None:
         """The program's ``value`` for the prelude's class ``trusted``: the
