@@ -142,6 +142,25 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    seen.append(x)\n    return len(seen)\n",
         "    seen.append(x)\n    return len(seen) if x < 199 else 0\n",
     ),
+    "a list the candidate puts into a prompt's dict and appends to later": (
+        'HANDLERS = {}\n\n\ndef on(*events):\n    """A decorator adding the function to'
+        ' HANDLERS[event], a list in the order they came, for each event."""\n',
+        _d(
+            """
+            def check(candidate):
+                @candidate('save', 'load')
+                def a(): pass
+                @candidate('save')
+                def b(): pass
+                assert HANDLERS == {'save': [a, b], 'load': [a]}, HANDLERS
+            """
+        ),
+        "on",
+        "    def add(fn):\n        for e in events:\n"
+        "            HANDLERS.setdefault(e, []).append(fn)\n        return fn\n    return add\n",
+        "    def add(fn):\n        for e in events:\n"
+        "            HANDLERS.setdefault(e, []).insert(0, fn)\n        return fn\n    return add\n",
+    ),
 }
 
 _KEEP_ALL = _d(

@@ -300,7 +300,7 @@ class Session(standins.Standins, callbacks.Callbacks):
                     raise wire.NotData("write-back to an unknown container")
                 codec.refill(codec.memo[item[0]], item[1])
             self.kept.apply(reply.shared)
-            if not self.kept.take(reply.kept, codec.memo):
+            if not self.kept.take(reply.kept, codec.memo) or self.kept.full:
                 callbacks.told(
                     f"strict scoring follows at most {kept.MAX_KEPT} containers"
                     " that both the test and the candidate hold"

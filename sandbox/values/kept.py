@@ -48,6 +48,8 @@ class Kept:
         self.codec = codec
         self.objects: list[Any] = []
         self.snaps: list[object] = []
+        self.full = False
+        """A container that crossed inside a kept one did not fit."""
 
     def add(self, obj: Any) -> bool:
         """Keep ``obj`` in sync from now on; false (and left out) past
@@ -84,7 +86,9 @@ class Kept:
         """``[k, contents]`` of the kept containers ``numbers``, for the
         other side to `apply`."""
         codec = self.codec(list(self.objects))
-        return [[k, codec.contents(self.objects[k], 0)] for k in numbers]
+        out = [[k, codec.contents(self.objects[k], 0)] for k in numbers]
+        self._adopt(codec.memo)
+        return out
 
     def apply(self, items: object) -> None:
         """Refill the kept containers ``items`` names (see `changes`);
@@ -98,8 +102,21 @@ class Kept:
             if not 0 <= item[0] < _len(self.objects):
                 raise wire.NotData("an unknown kept container")
             codec.refill(self.objects[item[0]], item[1])
+        self._adopt(codec.memo)
         if items:
             self.snaps = wire.snapshot(self.objects)
+
+    def _adopt(self, memo: list[Any]) -> None:
+        """Keep the containers that crossed inside kept ones (a list the
+        candidate put into a kept dict): both sides hold them through it
+        from now on. ``memo`` numbers them alike on both sides (the table
+        first, then what the exchange carried, in the wire's order), so
+        both tables grow alike; past `MAX_KEPT` the verifier refuses
+        (`full`)."""
+        for obj in memo[_len(self.objects) :]:
+            if _type(obj) in _MUTABLE and not self.add(obj):
+                self.full = True
+                return
 
 
 def serve(table: Kept, op: str, args: object, scope: dict[str, object]) -> tuple[object, list[Any]]:
