@@ -2,7 +2,8 @@
 program judges them: in one program a list the test passes and the
 candidate keeps, a list the candidate returns while it keeps it, and a
 prompt's module-level dict or list are one object each, and what either
-side's code does to it later the other sees. ``LIMITS`` are where strict
+side's code does to it later the other sees; so is a prompt's name the
+program's code rebinds, and a prompt's iterator it draws from. ``LIMITS`` are where strict
 scoring stops following them: the result names why.
 
 Each shape is a problem with a right and a wrong answer, scored in one
@@ -160,6 +161,42 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "            HANDLERS.setdefault(e, []).append(fn)\n        return fn\n    return add\n",
         "    def add(fn):\n        for e in events:\n"
         "            HANDLERS.setdefault(e, []).insert(0, fn)\n        return fn\n    return add\n",
+    ),
+    "a prompt's name the program's code rebinds with global": (
+        '_SETTINGS = None\n\n\ndef settings(read):\n    """read() once, kept in _SETTINGS;'
+        ' the caller gets a copy."""\n',
+        _d(
+            """
+            def check(candidate):
+                calls = []
+                def read():
+                    calls.append(1)
+                    return {'tz': 'UTC'}
+                candidate(read)['tz'] = 'CET'
+                assert candidate(read) == {'tz': 'UTC'} and len(calls) == 1
+                assert _SETTINGS == {'tz': 'UTC'}, _SETTINGS
+            """
+        ),
+        "settings",
+        "    global _SETTINGS\n    if _SETTINGS is None:\n        _SETTINGS = dict(read())\n"
+        "    return dict(_SETTINGS)\n",
+        "    global _SETTINGS\n    if _SETTINGS is None:\n        _SETTINGS = read()\n"
+        "    return _SETTINGS\n",
+    ),
+    "a prompt's iterator the program's code draws from": (
+        "import itertools\n\nTICKETS = itertools.count(100)\n\n\ndef take(n):\n"
+        '    """The next n numbers of TICKETS."""\n',
+        _d(
+            """
+            def check(candidate):
+                assert candidate(2) == [100, 101]
+                assert candidate(1) == [102]
+                assert next(TICKETS) == 103
+            """
+        ),
+        "take",
+        "    return [next(TICKETS) for _ in range(n)]\n",
+        "    first = next(TICKETS)\n    return list(range(first, first + n))\n",
     ),
 }
 

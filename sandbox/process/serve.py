@@ -37,7 +37,7 @@ from ..values import (
     wire,
     world,
 )
-from . import childio, fields, operations, stepped
+from . import childio, fields, operations, stepped, watched
 from .proxy import Proxy
 
 _type = type
@@ -58,6 +58,7 @@ _BaseException = BaseException
 _Exception = Exception
 _encode_frame = protocol.encode_frame
 _decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
+_MUTABLE = frozenset(wire.MUTABLE)
 
 
 def run(program: str, channel: int) -> NoReturn:
@@ -107,6 +108,7 @@ class _Peer:
         self.driven: dict[int, object] = {}
         """The test's coroutines (by the verifier's number), as `stepped` runs them."""
         self.driven_ids: dict[int, int] = {}
+        self.watched = watched.Watched()
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
@@ -234,6 +236,12 @@ class _Peer:
         tree = self.mirror.report()
         if tree is not None:
             self._ask(world.REF, "world", tree)
+        rebound = self.watched.changed(self.scope)
+        if rebound:
+            self._ask(world.REF, "globals", rebound)
+            for _, value in rebound:  # the verifier holds its copy alike
+                if _type(value) in _MUTABLE:
+                    self.kept.add(value)
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         codec = self.codec()
@@ -266,6 +274,10 @@ class _Peer:
             world.apply(op.args, self.codec().decode, self.scope)
             self.mirror.agree()
             self.send(protocol.Reply(ok=True))
+            return
+        if op.ref == world.REF and op.op == "watch":
+            bound = self.watched.start(self.scope, op.args)
+            self.send(protocol.Reply(ok=True, value=self.codec().encode(bound)))
             return
         if op.ref == world.REF and op.op in ("kept", "keepnames"):
             self.send(self._share(op))

@@ -10,7 +10,6 @@ instances of the test's own classes, and nothing else.
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import random
 import sys
@@ -97,6 +96,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.states_read = batched.Batched("states")
         """All the attributes of the child's objects (`state`)."""
         self.kept = kept.Kept(self.codec)
+        self.watched: set[str] = set()
+        self.test_scope: dict[str, Any] = {}
         """Containers both the test and the candidate hold (`kept`)."""
 
     # --- wire hooks ---------------------------------------------------------
@@ -118,7 +119,7 @@ class Session(standins.Standins, callbacks.Callbacks):
                 return self._exc_tree(v, self.codec())
             finally:
                 self.nesting -= 1
-        if asyncio.iscoroutine(v):  # driven by the child's loop (`teststeps`)
+        if type(v) is types.CoroutineType:  # driven by the child's loop (`teststeps`)
             return ["v", self._own(v), 1]
         return ["v", self._own(v)]
 
@@ -276,6 +277,18 @@ class Session(standins.Standins, callbacks.Callbacks):
             self.kept.apply(reply.shared)
         except (wire.NotData, TypeError) as exc:
             raise CandidateError(f"the candidate sent back {exc}") from None
+
+    def watch_names(self, scope: dict[str, Any], names: list[str], bind: list[str]) -> None:
+        """Follow the prompt's names ``names`` as the program's code rebinds
+        them (`process.watched`), binding ``bind`` (objects with state of
+        their own) to the program's objects now."""
+        self.test_scope, self.watched = scope, set(names)
+        found = self.answer(
+            self._exchange(protocol.Op(ref=world.REF, op="watch", args=[names, bind]))
+        )
+        for item in found if type(found) is list else ():
+            if type(item) is list and len(item) == 2 and item[0] in bind:
+                scope[item[0]] = item[1]
 
     def answer(self, reply: protocol.Reply, codec: wire.Codec | None = None, sent: int = 0) -> Any:
         """The value ``reply`` carries (raised, if the candidate's code

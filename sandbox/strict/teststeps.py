@@ -21,6 +21,7 @@ next timer, for the child's loop to wait that long before its next step.
 from __future__ import annotations
 
 import asyncio
+import types
 from asyncio import events
 from typing import Any
 
@@ -38,7 +39,7 @@ def step(coro: Any, args: object) -> list[Any]:
     ``["throw", exception]``, ``["cancel"]`` or ``["close"]``; the answer
     is ``["done", value]``, ``["cancelled"]``, ``["yield"]`` or
     ``["wait", seconds or None]``. What the coroutine raises is raised."""
-    if not asyncio.iscoroutine(coro) or type(args) is not list or not args:
+    if type(coro) is not types.CoroutineType or type(args) is not list or not args:
         raise TypeError("malformed step")
     loop = _own_loop()
     running = events._get_running_loop()

@@ -28,6 +28,7 @@ fixed state before every check, so randomised tests are reproducible.
 from __future__ import annotations
 
 import builtins
+import collections.abc
 import ctypes
 import gc
 import importlib
@@ -38,7 +39,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, ModuleType
 from typing import Any
 
 import msgspec
@@ -274,6 +275,10 @@ class Verifier:
         ]
         if shared:  # the prompt's containers: one object each in one program
             talk.keep_names(scope, shared)
+        watched = [n for n in sorted(wanted) if n not in found and _followed(prelude, n)]
+        if watched:  # one namespace: what the program's code rebinds, the test reads
+            stateful = [n for n in watched if isinstance(prelude[n], collections.abc.Iterator)]
+            talk.watch_names(scope, watched, stateful)
         if entry not in found:
 
             def candidate(*args: Any, **kwargs: Any) -> Any:
@@ -302,6 +307,16 @@ class Verifier:
             return result("failed", _failure(exc, self.unshared.changed()))
         told = handles.Refused.told
         return result("passed") if told is None else result("failed", told[:500])
+
+
+def _followed(prelude: dict[str, Any], name: str) -> bool:
+    """Is the prompt's ``name`` a value the program's code may rebind (not
+    a module, class or function, which stay the test's or are bound as
+    the program's definitions)?"""
+    value = prelude.get(name, _UNSET)
+    if value is _UNSET or name.startswith("__"):
+        return False
+    return not isinstance(value, ModuleType) and not callable(value)
 
 
 def _twins(prelude_code: CodeType | None, prelude: dict[str, Any]) -> dict[str, type]:
