@@ -162,6 +162,26 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    def add(fn):\n        for e in events:\n"
         "            HANDLERS.setdefault(e, []).insert(0, fn)\n        return fn\n    return add\n",
     ),
+    "a list the test reads from the candidate's object and appends to": (
+        "class Folder:\n    def __init__(self, name):\n        self.name = name\n"
+        "        self.items = []\n\n\ndef count_files(folder):\n"
+        '    """Files (str items) in folder and the Folders under it."""\n',
+        _d(
+            """
+            def check(candidate):
+                root, sub = Folder('root'), Folder('sub')
+                root.items.append('a.txt')
+                root.items.append(sub)
+                sub.items.extend(['b.txt', 'c.txt'])
+                assert candidate(root) == 3
+                sub.items.pop()
+                assert candidate(root) == 2
+            """
+        ),
+        "count_files",
+        "    return sum(1 if isinstance(i, str) else count_files(i) for i in folder.items)\n",
+        "    return sum(isinstance(i, str) for i in folder.items)\n",
+    ),
     "a prompt's name the program's code rebinds with global": (
         '_SETTINGS = None\n\n\ndef settings(read):\n    """read() once, kept in _SETTINGS;'
         ' the caller gets a copy."""\n',

@@ -279,6 +279,9 @@ class _Peer:
             bound = self.watched.start(self.scope, op.args)
             self.send(protocol.Reply(ok=True, value=self.codec().encode(bound)))
             return
+        if op.ref == world.REF and op.op == "keepfield":
+            self.send(protocol.Reply(ok=True, value=self._keep_field(op.args)))
+            return
         if op.ref == world.REF and op.op in ("kept", "keepnames"):
             self.send(self._share(op))
             return
@@ -319,6 +322,21 @@ class _Peer:
             kept=held,
             shared=shared,
         )
+
+    def _keep_field(self, tree: object) -> int:
+        """Hold the field the verifier names (`strict.lentfields`): its
+        number in the kept table, or -1."""
+        try:
+            obj, name = self.codec().decode(tree)
+            value = _getattr(obj, "__dict__", {}).get(name)
+        except _BaseException:
+            return -1
+        for n, held in enumerate(self.kept.objects):
+            if held is value:
+                return n
+        if _type(value) in _MUTABLE and self.kept.add(value):
+            return _len(self.kept.objects) - 1
+        return -1
 
     def _share(self, op: protocol.Op) -> protocol.Reply:
         """The verifier's side of `kept` (see `kept.serve`)."""

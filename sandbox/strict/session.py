@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import kept, logtap, plaincall, wire, world
-from . import batched, callbacks, sidebyside, skeleton, standins, testrandom, twins
+from . import batched, callbacks, lentfields, sidebyside, skeleton, standins, testrandom, twins
 from .handles import (
     BASES,
     COROUTINE,
@@ -93,6 +93,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.unfielded: set[tuple[str, str]] = set()
         """(class name, attribute) read with ``getattr`` where a read of the
         fields did not have it (a method): a cache is only a shortcut."""
+        self.lent_fields = lentfields.LentFields()
+        """Containers read from the child's objects' fields (`field`)."""
         self.states_read = batched.Batched("states")
         """All the attributes of the child's objects (`state`)."""
         self.kept = kept.Kept(self.codec)
@@ -180,7 +182,9 @@ class Session(standins.Standins, callbacks.Callbacks):
         if found is None:
             self.opaque.add(hid)
             return twins.NO_VALUE
-        return found.get(name, twins.NO_VALUE)
+        value = found.get(name, twins.NO_VALUE)
+        self.lent_fields.lend(self.handles.get(hid), name, value)
+        return value
 
     def state(self, hid: int) -> Any:
         """The child's object ``hid``'s attributes, read with those of the
@@ -228,6 +232,11 @@ class Session(standins.Standins, callbacks.Callbacks):
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
+            if self.lent_fields.lent and not self.lent_fields.settle(self.kept, self._join):
+                callbacks.told(
+                    f"strict scoring follows at most {kept.MAX_KEPT} containers"
+                    " that both the test and the candidate hold"
+                )
             self.epoch += 1
         codec = self.codec()
         payload = self.request(codec, args, op == "call" and ref >= 0)
@@ -277,6 +286,13 @@ class Session(standins.Standins, callbacks.Callbacks):
             self.kept.apply(reply.shared)
         except (wire.NotData, TypeError) as exc:
             raise CandidateError(f"the candidate sent back {exc}") from None
+
+    def _join(self, handle: Any, name: str) -> int:
+        """Ask the child to hold its object's field ``name`` with the test's
+        copy (`lentfields`): its number in the child's table, or -1."""
+        tree = self.codec().encode([handle, name])
+        got = self._exchange(protocol.Op(ref=world.REF, op="keepfield", args=tree)).value
+        return got if type(got) is int else -1
 
     def watch_names(self, scope: dict[str, Any], names: list[str], bind: list[str]) -> None:
         """Follow the prompt's names ``names`` as the program's code rebinds
