@@ -193,6 +193,30 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    except asyncio.TimeoutError:\n        return default\n",
         "    return await factory()\n",
     ),
+    "the test's coroutine waiting on an event another of them sets": (
+        "import asyncio\n\n\nasync def both(first, second):\n"
+        '    """[await first(), await second()], the two run at once."""\n',
+        _d(
+            """
+            import asyncio
+            def check(candidate):
+                async def main():
+                    ready = asyncio.Event()
+                    async def waiter():
+                        await asyncio.wait_for(ready.wait(), 0.5)
+                        return 'woke'
+                    async def setter():
+                        await asyncio.sleep(0.01)
+                        ready.set()
+                        return 'set'
+                    return await candidate(waiter, setter)
+                assert asyncio.run(main()) == ['woke', 'set']
+            """
+        ),
+        "both",
+        "    return list(await asyncio.gather(first(), second()))\n",
+        "    return [await first(), await second()]\n",
+    ),
     "a method of the candidate's class that the test patches with a return value": (
         _CONVERTER,
         _d(

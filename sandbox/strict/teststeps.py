@@ -90,8 +90,8 @@ def _step(loop: asyncio.AbstractEventLoop, coro: Any, args: list[Any]) -> list[A
 
 def _own_loop() -> asyncio.AbstractEventLoop:
     global _loop
-    if _loop is None:
-        _loop = asyncio.new_event_loop()
+    if _loop is None:  # the selector loop whatever the test's policy: `_settle` runs it
+        _loop = asyncio.SelectorEventLoop()
     return _loop
 
 
