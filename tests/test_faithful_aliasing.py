@@ -182,6 +182,44 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return sum(1 if isinstance(i, str) else count_files(i) for i in folder.items)\n",
         "    return sum(isinstance(i, str) for i in folder.items)\n",
     ),
+    "a list the test passes to two of the candidate's objects": (
+        'class Log:\n    """Log(sink, tag).write(msg) appends (tag, msg) to the caller\'s list'
+        ' sink."""\n',
+        _d(
+            """
+            def check(candidate):
+                sink = []
+                a, b = candidate(sink, 'a'), candidate(sink, 'b')
+                a.write(1)
+                b.write(2)
+                a.write(3)
+                assert sink == [('a', 1), ('b', 2), ('a', 3)], sink
+            """
+        ),
+        "Log",
+        "    def __init__(self, sink, tag):\n        self.sink, self.tag = sink, tag\n"
+        "    def write(self, msg):\n        self.sink.append((self.tag, msg))\n",
+        "    def __init__(self, sink, tag):\n        self.sink, self.tag = list(sink), tag\n"
+        "    def write(self, msg):\n        self.sink.append((self.tag, msg))\n",
+    ),
+    "a dict the candidate's method returns again": (
+        'class Store:\n    """Store(data).view() -> the caller\'s dict data itself."""\n',
+        _d(
+            """
+            def check(candidate):
+                d = {'a': 1}
+                s = candidate(d)
+                assert s.view() is d
+                s.view()['b'] = 2
+                assert d == {'a': 1, 'b': 2} and s.view() is d
+            """
+        ),
+        "Store",
+        "    def __init__(self, data):\n        self.data = data\n"
+        "    def view(self):\n        return self.data\n",
+        "    def __init__(self, data):\n        self.data = data\n"
+        "    def view(self):\n        return dict(self.data)\n",
+    ),
     "a prompt's name the program's code rebinds with global": (
         '_SETTINGS = None\n\n\ndef settings(read):\n    """read() once, kept in _SETTINGS;'
         ' the caller gets a copy."""\n',

@@ -148,7 +148,7 @@ class _Peer:
     # --- values -----------------------------------------------------------
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
-        return wire.Codec(self.foreign, self.refer, memo)
+        return wire.Codec(self.foreign, self.refer, memo, self.kept.index)
 
     def foreign(self, v: object) -> object:
         """A handle on one of this process's objects; an exception (an
@@ -205,6 +205,8 @@ class _Peer:
             if proxy is None:
                 proxy = self.proxies[t[1]] = Proxy(self, t[1])
             return proxy
+        if t[0] == "k":
+            return self.kept.get(t)
         return described.rebuild_exception(t, self)
 
     # --- requests both ways -----------------------------------------------

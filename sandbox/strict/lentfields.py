@@ -49,8 +49,8 @@ class LentFields:
                 continue
             n = join(handle, name)
             if n == len(table.objects):  # the child holds it as a new one
-                table.objects.append(value)
-                table.snaps.append(snap)  # as both last agreed: the change is sent
+                table.add(value)
+                table.snaps[-1] = snap  # as both last agreed: the change is sent
             elif 0 <= n < len(table.objects):  # one both already hold
                 _refill(table.objects[n], value)
             else:

@@ -142,6 +142,8 @@ class Session(standins.Standins, callbacks.Callbacks):
             return self.objects[t[1]]
         if tag == "h":
             return self._handle(t)
+        if tag == "k":
+            return self.kept.get(t)
         return self._exception(t)
 
     def _handle(self, t: list[Any], depth: int = 0) -> Any:
@@ -215,7 +217,7 @@ class Session(standins.Standins, callbacks.Callbacks):
             raise CandidateError(f"the candidate sent {exc}") from None
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
-        return wire.Codec(self.foreign, self.refer, memo)
+        return wire.Codec(self.foreign, self.refer, memo, self.kept.index)
 
     # --- asking the child ---------------------------------------------------
 

@@ -48,6 +48,8 @@ class Kept:
         self.codec = codec
         self.objects: list[Any] = []
         self.snaps: list[object] = []
+        self.index: dict[int, int] = {}
+        """Each held container's number, by identity (see `wire.Codec.held`)."""
         self.full = False
         """A container that crossed inside a kept one did not fit."""
 
@@ -56,6 +58,7 @@ class Kept:
         `MAX_KEPT`, which both sides apply alike, the verifier refusing."""
         if _len(self.objects) >= MAX_KEPT:
             return False
+        self.index[_id(obj)] = _len(self.objects)
         self.objects.append(obj)
         self.snaps.extend(wire.snapshot([obj]))
         return True
@@ -71,6 +74,12 @@ class Kept:
                 raise wire.NotData("an unknown container to keep")
             fitted = self.add(memo[n]) and fitted
         return fitted
+
+    def get(self, t: list[Any]) -> Any:
+        """The held container ``["k", n]`` names; `wire.NotData` if none."""
+        if _len(t) != 2 or _type(t[1]) is not int or not 0 <= t[1] < _len(self.objects):
+            raise wire.NotData("an unknown kept container")
+        return self.objects[t[1]]
 
     def changes(self) -> list[Any]:
         """``[k, contents]`` of each kept container changed since the sides
