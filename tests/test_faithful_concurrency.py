@@ -217,6 +217,30 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return list(await asyncio.gather(first(), second()))\n",
         "    return [await first(), await second()]\n",
     ),
+    "the test's coroutine stepped after another's cancelled timer is due": (
+        "import asyncio\n\n\nasync def after_timeout(slow, quick):\n"
+        '    """await slow() for at most 0.01 s (a timeout is ignored), wait 0.1 s, then'
+        ' return await quick()."""\n',
+        _d(
+            """
+            import asyncio
+            def check(candidate):
+                async def slow():
+                    await asyncio.sleep(0.05)
+                async def quick():
+                    await asyncio.sleep(0)
+                    return 'quick'
+                assert asyncio.run(candidate(slow, quick)) == 'quick'
+            """
+        ),
+        "after_timeout",
+        "    try:\n        await asyncio.wait_for(slow(), 0.01)\n"
+        "    except asyncio.TimeoutError:\n        pass\n"
+        "    await asyncio.sleep(0.1)\n    return await quick()\n",
+        "    try:\n        await asyncio.wait_for(slow(), 0.01)\n"
+        "    except asyncio.TimeoutError:\n        return 'timeout'\n"
+        "    return await quick()\n",
+    ),
     "a method of the candidate's class that the test patches with a return value": (
         _CONVERTER,
         _d(

@@ -96,20 +96,28 @@ def _own_loop() -> asyncio.AbstractEventLoop:
 
 
 def _settle(loop: Any) -> None:
-    """Run ``loop``'s ready callbacks and due timers, without waiting."""
+    """Run ``loop``'s ready callbacks and due timers, without waiting: a
+    no-op made ready first keeps its select from blocking (with only a
+    cancelled timer left it would wait for ever)."""
     for _ in range(_SETTLE):
-        due = loop._scheduled and loop._scheduled[0].when() <= loop.time()
-        if not loop._ready and not due:
+        delay = _delay(loop)
+        if delay is None or delay > 0:
             return
+        loop.call_soon(_noop)
         loop._run_once()
 
 
+def _noop() -> None:
+    pass
+
+
 def _delay(loop: Any) -> float | None:
-    """Seconds until ``loop``'s next timer; None if it has none (what the
-    coroutine waits on is another's to settle)."""
+    """Seconds until ``loop``'s next live timer (0 with callbacks ready);
+    None if it has none (what the coroutine waits on is another's to
+    settle)."""
     if loop._ready:
         return 0.0
-    live = [h for h in loop._scheduled if not h.cancelled()]
+    live = [h.when() for h in loop._scheduled if not h.cancelled()]
     if not live:
         return None
-    return max(0.0, float(min(h.when() for h in live) - loop.time()))
+    return max(0.0, float(min(live) - loop.time()))
