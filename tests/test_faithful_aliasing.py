@@ -2,7 +2,8 @@
 program judges them: in one program a list the test passes and the
 candidate keeps, a list the candidate returns while it keeps it, and a
 prompt's module-level dict or list are one object each, and what either
-side's code does to it later the other sees. ``LIMITS`` are where strict
+side's code does to it later the other sees; so is a prompt's name the
+program's code rebinds, and a prompt's iterator it draws from. ``LIMITS`` are where strict
 scoring stops following them: the result names why.
 
 Each shape is a problem with a right and a wrong answer, scored in one
@@ -176,6 +177,119 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return [i * i for i in range(n)]\n",
         "    cache = squares.__dict__.setdefault('cache', {})\n"
         "    if n not in cache:\n        cache[n] = [i * i for i in range(n)]\n    return cache[n]\n",
+    ),
+    "a list the candidate puts into a prompt's dict and appends to later": (
+        'HANDLERS = {}\n\n\ndef on(*events):\n    """A decorator adding the function to'
+        ' HANDLERS[event], a list in the order they came, for each event."""\n',
+        _d(
+            """
+            def check(candidate):
+                @candidate('save', 'load')
+                def a(): pass
+                @candidate('save')
+                def b(): pass
+                assert HANDLERS == {'save': [a, b], 'load': [a]}, HANDLERS
+            """
+        ),
+        "on",
+        "    def add(fn):\n        for e in events:\n"
+        "            HANDLERS.setdefault(e, []).append(fn)\n        return fn\n    return add\n",
+        "    def add(fn):\n        for e in events:\n"
+        "            HANDLERS.setdefault(e, []).insert(0, fn)\n        return fn\n    return add\n",
+    ),
+    "a list the test reads from the candidate's object and appends to": (
+        "class Folder:\n    def __init__(self, name):\n        self.name = name\n"
+        "        self.items = []\n\n\ndef count_files(folder):\n"
+        '    """Files (str items) in folder and the Folders under it."""\n',
+        _d(
+            """
+            def check(candidate):
+                root, sub = Folder('root'), Folder('sub')
+                root.items.append('a.txt')
+                root.items.append(sub)
+                sub.items.extend(['b.txt', 'c.txt'])
+                assert candidate(root) == 3
+                sub.items.pop()
+                assert candidate(root) == 2
+            """
+        ),
+        "count_files",
+        "    return sum(1 if isinstance(i, str) else count_files(i) for i in folder.items)\n",
+        "    return sum(isinstance(i, str) for i in folder.items)\n",
+    ),
+    "a list the test passes to two of the candidate's objects": (
+        'class Log:\n    """Log(sink, tag).write(msg) appends (tag, msg) to the caller\'s list'
+        ' sink."""\n',
+        _d(
+            """
+            def check(candidate):
+                sink = []
+                a, b = candidate(sink, 'a'), candidate(sink, 'b')
+                a.write(1)
+                b.write(2)
+                a.write(3)
+                assert sink == [('a', 1), ('b', 2), ('a', 3)], sink
+            """
+        ),
+        "Log",
+        "    def __init__(self, sink, tag):\n        self.sink, self.tag = sink, tag\n"
+        "    def write(self, msg):\n        self.sink.append((self.tag, msg))\n",
+        "    def __init__(self, sink, tag):\n        self.sink, self.tag = list(sink), tag\n"
+        "    def write(self, msg):\n        self.sink.append((self.tag, msg))\n",
+    ),
+    "a dict the candidate's method returns again": (
+        'class Store:\n    """Store(data).view() -> the caller\'s dict data itself."""\n',
+        _d(
+            """
+            def check(candidate):
+                d = {'a': 1}
+                s = candidate(d)
+                assert s.view() is d
+                s.view()['b'] = 2
+                assert d == {'a': 1, 'b': 2} and s.view() is d
+            """
+        ),
+        "Store",
+        "    def __init__(self, data):\n        self.data = data\n"
+        "    def view(self):\n        return self.data\n",
+        "    def __init__(self, data):\n        self.data = data\n"
+        "    def view(self):\n        return dict(self.data)\n",
+    ),
+    "a prompt's name the program's code rebinds with global": (
+        '_SETTINGS = None\n\n\ndef settings(read):\n    """read() once, kept in _SETTINGS;'
+        ' the caller gets a copy."""\n',
+        _d(
+            """
+            def check(candidate):
+                calls = []
+                def read():
+                    calls.append(1)
+                    return {'tz': 'UTC'}
+                candidate(read)['tz'] = 'CET'
+                assert candidate(read) == {'tz': 'UTC'} and len(calls) == 1
+                assert _SETTINGS == {'tz': 'UTC'}, _SETTINGS
+            """
+        ),
+        "settings",
+        "    global _SETTINGS\n    if _SETTINGS is None:\n        _SETTINGS = dict(read())\n"
+        "    return dict(_SETTINGS)\n",
+        "    global _SETTINGS\n    if _SETTINGS is None:\n        _SETTINGS = read()\n"
+        "    return _SETTINGS\n",
+    ),
+    "a prompt's iterator the program's code draws from": (
+        "import itertools\n\nTICKETS = itertools.count(100)\n\n\ndef take(n):\n"
+        '    """The next n numbers of TICKETS."""\n',
+        _d(
+            """
+            def check(candidate):
+                assert candidate(2) == [100, 101]
+                assert candidate(1) == [102]
+                assert next(TICKETS) == 103
+            """
+        ),
+        "take",
+        "    return [next(TICKETS) for _ in range(n)]\n",
+        "    first = next(TICKETS)\n    return list(range(first, first + n))\n",
     ),
 }
 

@@ -194,13 +194,6 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    def __init__(self):\n        self.n = 0\n    def inc(self):\n        self.n += 1\n    def value(self):\n        return self.n - 1\n",
     ),
     # threads
-    "test calls the candidate from threads": (
-        'def sq(x):\n    """x * x"""\n',
-        "from concurrent.futures import ThreadPoolExecutor\ndef check(candidate):\n    with ThreadPoolExecutor(4) as ex:\n        assert list(ex.map(candidate, range(50))) == [i * i for i in range(50)]\n",
-        "sq",
-        "    return x * x\n",
-        "    return x + x\n",
-    ),
     "candidate maps the test's callback on threads": (
         'def pmap(f, xs):\n    """[f(x)] computed concurrently"""\n',
         "def check(candidate):\n    assert candidate(lambda v: v * 2, list(range(20))) == [v * 2 for v in range(20)]\n",

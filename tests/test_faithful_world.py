@@ -18,6 +18,17 @@ from test_faithful import _d, judged_alike, judged_as_listed, score_both
 
 from aioeval.types import CandidateResult
 
+_MAP_ASYNC = 'import asyncio\n\n\nasync def map_async(fn, xs):\n    """[await fn(x) for x in xs], run concurrently"""\n'
+_QUEUE_TEST = _d(
+    """
+    import asyncio
+    def check(candidate):
+        async def slow(x):
+            await asyncio.sleep(0.002 * (3 - x))
+            return x
+        assert asyncio.run(candidate(slow, [1, 2, 3])) == [1, 2, 3]
+    """
+)
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     "a patched class whose method the candidate calls": (
@@ -399,30 +410,20 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    old = os.umask(0o077)\n    try:\n        open(path, 'w').close()\n    finally:\n        os.umask(old)\n",
         "    os.umask(0o077)\n    open(path, 'w').close()\n",
     ),
-}
-
-
-_QUEUE_TEST = _d(
-    """
-    import asyncio
-    def check(candidate):
-        async def slow(x):
-            await asyncio.sleep(0.002 * (3 - x))
-            return x
-        assert asyncio.run(candidate(slow, [1, 2, 3])) == [1, 2, 3]
-    """
-)
-# name: (prompt, test, entry, answer, strict status, official status, strict reason)
-LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
     "the test's coroutines awaited by the candidate's tasks at once": (
-        'import asyncio\n\n\nasync def map_async(fn, xs):\n    """[await fn(x) for x in xs], run concurrently"""\n',
+        _MAP_ASYNC,
         _QUEUE_TEST,
         "map_async",
         "    return list(await asyncio.gather(*(fn(x) for x in xs)))\n",
-        "failed",
-        "passed",
-        "strict scoring: the candidate's code awaited the test's coroutine beside other tasks",
+        "    done = asyncio.Queue()\n    async def one(x):\n        await done.put(await fn(x))\n"
+        "    await asyncio.gather(*(one(x) for x in xs))\n"
+        "    return [done.get_nowait() for _ in xs]\n",
     ),
+}
+
+
+# name: (prompt, test, entry, answer, strict status, official status, strict reason)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
     "a umask the candidate's call leaves open to others": (
         'import os\n\n\ndef open_umask():\n    """set the umask to 0 (and leave it)"""\n',
         "import os\ndef check(candidate):\n    candidate()\n    assert os.umask(0) == 0\n",
@@ -431,17 +432,6 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "passed",
         "strict scoring: the candidate's code set the umask to 0o0",
-    ),
-    "a wrong answer that only interleaved tasks show wrong": (
-        'import asyncio\n\n\nasync def map_async(fn, xs):\n    """[await fn(x) for x in xs], run concurrently"""\n',
-        _QUEUE_TEST,
-        "map_async",
-        "    done = asyncio.Queue()\n    async def one(x):\n        await done.put(await fn(x))\n"
-        "    await asyncio.gather(*(one(x) for x in xs))\n"
-        "    return [done.get_nowait() for _ in xs]\n",
-        "failed",
-        "failed",
-        "strict scoring: the candidate's code awaited the test's coroutine beside other tasks",
     ),
 }
 

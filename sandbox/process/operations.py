@@ -85,6 +85,9 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
         return described.as_base(target)
     if name == "state":
         return described.state(target)
+    if name == "states":  # see `fieldsof.states_of`: none of the program's code runs
+        most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
+        return fieldsof.states_of(target, most, described.state)
     if name == "fields":  # see `fieldsof`: none of the program's code runs
         most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
         return fieldsof.fields_of(target, most, _program_plain)

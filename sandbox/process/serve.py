@@ -37,7 +37,7 @@ from ..values import (
     wire,
     world,
 )
-from . import childio, fields, operations, pins
+from . import childio, fields, operations, pins, stepped, watched
 from .proxy import Proxy
 
 _type = type
@@ -58,6 +58,7 @@ _BaseException = BaseException
 _Exception = Exception
 _encode_frame = protocol.encode_frame
 _decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
+_MUTABLE = frozenset(wire.MUTABLE)
 
 
 def run(program: str, channel: int) -> NoReturn:
@@ -83,13 +84,14 @@ def run(program: str, channel: int) -> NoReturn:
         names = []
     peer.send(protocol.Loaded(names=names))
     while True:
-        msg = peer.receive()
+        with peer.turn:  # a thread of the candidate's may have a request out
+            msg = peer.receive()
         if msg is None:
             _done()
         if _type(msg) is protocol.Op and msg.op == "map":
             peer.answer_each(msg)
         elif _type(msg) is protocol.Op:
-            peer.send(peer.serve(msg))
+            peer.serve(msg)
 
 
 class _Peer:
@@ -104,6 +106,10 @@ class _Peer:
         self.pins = pins.Pins(lambda vid: Proxy(self, vid))
         self.origins: dict[int, tuple[BaseException, int]] = {}
         self.raised = described.Raised(self.origins)
+        self.driven: dict[int, object] = {}
+        """The test's coroutines (by the verifier's number), as `stepped` runs them."""
+        self.driven_ids: dict[int, int] = {}
+        self.watched = watched.Watched()
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
@@ -143,7 +149,7 @@ class _Peer:
     # --- values -----------------------------------------------------------
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
-        return wire.Codec(self.foreign, self.refer, memo)
+        return wire.Codec(self.foreign, self.refer, memo, self.kept.index)
 
     def foreign(self, v: object) -> object:
         """A handle on one of this process's objects; an exception (an
@@ -152,6 +158,9 @@ class _Peer:
             return ["v", v._vid]
         if _issubclass(_type(v), _Exception) and self.nesting < 4:
             return self._exception(v)  # type: ignore[arg-type]
+        vid = self.driven_ids.get(_id(v))
+        if vid is not None and self.driven[vid] is v:  # the test's own coroutine
+            return ["v", vid]
         hid = self.object_ids.get(_id(v))
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
@@ -189,8 +198,17 @@ class _Peer:
     def refer(self, t: list[Any]) -> object:
         if t[0] == "h":
             return self.objects[t[1]]
+        if t[0] == "v" and _len(t) == 3:  # the test's coroutine (`stepped`)
+            made = self.driven.get(t[1])
+            if made is None:
+                vid = t[1]
+                made = self.driven[vid] = stepped.driven(lambda op, a: self.ask(vid, op, a))
+                self.driven_ids[_id(made)] = vid
+            return made
         if t[0] == "v":
             return self.pins.proxy(t[1])
+        if t[0] == "k":
+            return self.kept.get(t)
         return described.rebuild_exception(t, self)
 
     # --- requests both ways -----------------------------------------------
@@ -199,9 +217,7 @@ class _Peer:
         """Use one of the test's objects (a request to the verifier), one
         request at a time: the candidate's threads (a pool mapping the
         test's function) take turns on the one channel."""
-        if not self.turn.acquire(False):  # another thread's request is out
-            self.mirror.note(["threads", ""])
-            self.turn.acquire()
+        self.take_turn()
         try:
             if op not in _QUIET:  # the test's code may run: it sees the writes
                 self.fields.flush()
@@ -211,12 +227,25 @@ class _Peer:
         finally:
             self.turn.release()
 
+    def take_turn(self) -> None:
+        """Hold the channel, noting (`mirror`) when another thread's request
+        is out: the verifier weighs it (`strict.sidebyside`)."""
+        if not self.turn.acquire(False):
+            self.mirror.note(["threads", ""])
+            self.turn.acquire()
+
     def hand_back(self) -> None:
         """What the candidate's code did to this process's state, to the
         test's (`mirror`), before the test's code runs again."""
         tree = self.mirror.report()
         if tree is not None:
             self._ask(world.REF, "world", tree)
+        rebound = self.watched.changed(self.scope)
+        if rebound:
+            self._ask(world.REF, "globals", rebound)
+            for _, value in rebound:  # the verifier holds its copy alike
+                if _type(value) in _MUTABLE:
+                    self.kept.add(value)
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         codec = self.codec()
@@ -230,7 +259,7 @@ class _Peer:
             if msg is None:
                 _done()
             if _type(msg) is protocol.Op:
-                self.send(self.serve(msg))
+                self.serve(msg)
                 continue
             value = codec.decode(msg.value)
             for n, tree in msg.writeback:
@@ -240,17 +269,30 @@ class _Peer:
                 raise value
             return value
 
-    def serve(self, op: protocol.Op) -> protocol.Reply:
+    def serve(self, op: protocol.Op) -> None:
+        """Do the verifier's request ``op`` and send the answer. The
+        candidate's code runs without the turn, so its threads may ask the
+        test meanwhile; the answer waits for their requests (the turn)."""
         self.fields.clear()  # the test's code ran since the last request
         if op.op == "world" and op.ref == world.REF:
             world.apply(op.args, self.codec().decode, self.scope)
             self.mirror.agree()
-            return protocol.Reply(ok=True)
+            self.send(protocol.Reply(ok=True))
+            return
+        if op.ref == world.REF and op.op == "watch":
+            bound = self.watched.start(self.scope, op.args)
+            self.send(protocol.Reply(ok=True, value=self.codec().encode(bound)))
+            return
+        if op.ref == world.REF and op.op == "keepfield":
+            self.send(protocol.Reply(ok=True, value=self._keep_field(op.args)))
+            return
         if op.ref == world.REF and op.op in ("kept", "keepnames"):
-            return self._share(op)
+            self.send(self._share(op))
+            return
         if op.ref == world.REF and op.op == "release":
             self.pins.release(op.args)
-            return protocol.Reply(ok=True)
+            self.send(protocol.Reply(ok=True))
+            return
         if op.ref == world.REF and op.op == "drop":  # the program's code may run
             saved = sys.stdout, sys.stderr  # (``__del__``, weak callbacks)
             sys.stdout, sys.stderr = self.out, self.err
@@ -258,7 +300,8 @@ class _Peer:
                 gone = pins.drop(self.objects, self.object_ids, op.args)
             finally:
                 sys.stdout, sys.stderr = saved
-            return protocol.Reply(ok=True, value=gone, out=self.out.take(), err=self.err.take())
+            self.send(protocol.Reply(ok=True, value=gone, out=self.out.take(), err=self.err.take()))
+            return
         if op.rand is not None:
             _set_random(op.rand)
         saved = sys.stdout, sys.stderr
@@ -267,6 +310,15 @@ class _Peer:
             ok, value, writeback = self._serve(op)
         finally:
             sys.stdout, sys.stderr = saved
+        self.take_turn()
+        try:
+            self.send(self._answer(ok, value, writeback))
+        finally:
+            self.turn.release()
+
+    def _answer(self, ok: bool, value: object, writeback: list[Any]) -> protocol.Reply:
+        """The reply to a request the candidate's code answered: with what
+        it did to its state and to the containers both sides hold."""
         shared: list[Any] = []
         try:
             self.fields.flush()
@@ -291,6 +343,21 @@ class _Peer:
             shared=shared,
         )
 
+    def _keep_field(self, tree: object) -> int:
+        """Hold the field the verifier names (`strict.lentfields`): its
+        number in the kept table, or -1."""
+        try:
+            obj, name = self.codec().decode(tree)
+            value = _getattr(obj, "__dict__", {}).get(name)
+        except _BaseException:
+            return -1
+        for n, held in enumerate(self.kept.objects):
+            if held is value:
+                return n
+        if _type(value) in _MUTABLE and self.kept.add(value):
+            return _len(self.kept.objects) - 1
+        return -1
+
     def _share(self, op: protocol.Op) -> protocol.Reply:
         """The verifier's side of `kept` (see `kept.serve`)."""
         try:
@@ -306,7 +373,7 @@ class _Peer:
             _set_random(op.rand)
         items = op.args if _type(op.args) is list else []
         for args in items:
-            self.send(self.serve(protocol.Op(ref=op.ref, op="call", args=args)))
+            self.serve(protocol.Op(ref=op.ref, op="call", args=args))
 
     def send_logs(self) -> None:
         """The log records the candidate's code emitted since the last
@@ -315,7 +382,7 @@ class _Peer:
             self.send(protocol.Logged(records=self.logs.take()))
 
     def _serve(self, op: protocol.Op) -> tuple[bool, object, list[Any]]:
-        codec = self.codec(self.kept.memo())
+        codec = self.codec()
         snaps: list[object] = []
         try:
             args = plaincall.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None

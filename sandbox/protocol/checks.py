@@ -74,5 +74,6 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     namespaces that the next check could read (see `marks`), or a check's
     process could not be set up. The engine starts the slot afresh."""
     stop: bool = False
-    """A call of the candidate ran past its time limit: stop its child now,
-    whatever the verdict (it would otherwise run out its budget)."""
+    """A call of the candidate ran past its time limit, or a request of the
+    test's is left waiting on the child: stop its child now, whatever the
+    verdict (it would otherwise run out its budget)."""

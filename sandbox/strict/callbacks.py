@@ -10,7 +10,7 @@ import builtins
 from typing import Any
 
 from .. import protocol
-from ..values import mirror, wire, world
+from ..values import kept, mirror, wire, world
 from . import sidebyside, testobjects, weakheld
 from .outcomes import told
 
@@ -24,6 +24,10 @@ class Callbacks:
     objects: list[Any]
     test_module: str
     threads: sidebyside.Threads
+    kept: kept.Kept
+    watched: set[str]
+    """The prompt's names the test reads that the program's code may rebind."""
+    test_scope: dict[str, Any]
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
         raise NotImplementedError
@@ -46,6 +50,9 @@ class Callbacks:
             except (wire.NotData, TypeError):
                 pass
             return protocol.Reply(ok=True)
+        if op.ref == world.REF and op.op == "globals":
+            self.rebound(op.args)
+            return protocol.Reply(ok=True)
         codec = self.codec()
         snaps: list[object] = []
         try:
@@ -65,6 +72,23 @@ class Callbacks:
             except Exception:
                 changed = []
             return protocol.Reply(ok=False, value=self._exc_tree(exc, codec), writeback=changed)
+
+    def rebound(self, tree: object) -> None:
+        """The prompt's names the program's code rebound (`process.watched`),
+        bound in the test's scope as in one namespace; a container among
+        them is held by both sides from now on (`kept`)."""
+        try:
+            items = self.codec().decode(tree)
+        except (wire.NotData, TypeError):
+            return
+        for item in items if type(items) is list else ():
+            if type(item) is list and len(item) == 2 and item[0] in self.watched:
+                self.test_scope[item[0]] = item[1]
+                if type(item[1]) in wire.MUTABLE and not self.kept.add(item[1]):
+                    told(
+                        f"strict scoring follows at most {kept.MAX_KEPT} containers"
+                        " that both the test and the candidate hold"
+                    )
 
     def _exc_tree(self, exc: BaseException, codec: wire.Codec) -> object:
         try:

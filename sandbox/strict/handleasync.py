@@ -129,7 +129,7 @@ def method(handle: Any, name: str) -> Callable[..., Any]:
 
 
 def install(cls: Any, flag: int) -> None:
-    """Give ``cls`` (`handles.Awaitable`) ``__await__``, for its handles
+    """Give ``cls`` (`handles.CoroutineHandle`) ``__await__``, for its handles
     whose flags have ``flag`` (the child's coroutines)."""
 
     def __await__(self: Any) -> Generator[Any, None, Any]:

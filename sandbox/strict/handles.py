@@ -24,7 +24,7 @@ import enum
 import sys
 import types
 from collections.abc import Callable
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol, TypeGuard
 
 __all__ = [
     "CandidateError",
@@ -74,10 +74,16 @@ class Asker(Protocol):
     """Moves whenever the candidate's code may have run (every request but
     the reads of a value): a value read since is still the value."""
 
+    unfielded: set[tuple[str, str]]
+    """(class name, attribute) to read with ``getattr``, not from the fields."""
+
     def ask(self, ref: int, op: str, args: object = None) -> Any: ...
 
     def field(self, hid: int, name: str) -> Any:
         """A data attribute of the child's object, or `twins.NO_VALUE`."""
+
+    def state(self, hid: int) -> Any:
+        """All the attributes of the child's object (`fieldsof.states_of`)."""
 
 
 class Handle:
@@ -124,7 +130,7 @@ class Handle:
         twin = self._session.twins.get(self._name)
         if twin is None or self._flags & IS_CLASS:
             return _no_value
-        return self._as_twin(twin, self._reading("state"))
+        return self._as_twin(twin, self._reading("states"))
 
     def _seed(self, state: Any) -> None:
         """Take ``state`` as this object's attributes now (read by the
@@ -153,11 +159,13 @@ class Handle:
         return made
 
     def _reading(self, op: str) -> Any:
-        """A read of the value (``plain`` or ``state``). It runs none of the
+        """A read of the value (``plain`` or ``states``). It runs none of the
         candidate's code, so an exception in its place is the child's
         choice, not the program's: answering ``==`` with a `StopIteration`
         would end the ``map`` or ``filter`` the test compares in."""
         try:
+            if op == "states":  # with the objects it reaches (`Session.state`)
+                return self._session.state(self._hid)
             return self._ask(op)
         except Exception as exc:
             raise Refused(
@@ -206,10 +214,14 @@ class Handle:
         if self._flags & COROUTINE and name in handleasync.METHODS:
             return handleasync.method(self, name)
         guard = self._session.guards.get(self._hid)
-        if guard is None and not self._flags & IS_CLASS and not name.startswith("_"):
+        fielded = (self._name, name) not in self._session.unfielded
+        if guard is None and fielded and not self._flags & IS_CLASS and not name.startswith("_"):
             value = self._session.field(self._hid, name)
             if value is not _no_value:
                 return value
+            # A method, most likely: its class's other objects are asked
+            # for it directly, not for their fields first.
+            self._session.unfielded.add((self._name, name))
         value = self._ask("getattr", name)
         if guard is not None and isinstance(guard[1], type):
             twins.guard_attribute(self._session, guard, name, value)
@@ -275,7 +287,7 @@ class Handle:
 
     def __exit__(self, *exc: Any) -> bool:
         said = self.__getattr__("__exit__")(exc[0], exc[1], None)
-        if exc[1] is None or not (type(said) is Handle or said):
+        if exc[1] is None or not (is_handle(said) or said):
             return False
         if _raised_here(exc[1], sys._getframe(1)):
             return True
@@ -299,7 +311,7 @@ class Handle:
         container = self._value("'in'")
         if self._base is not None and self._enum_twin():
             container = self._flag_member(container)
-        if type(item) is Handle and item._plain() is not _no_value:
+        if is_handle(item) and item._plain() is not _no_value:
             plain = item._plain()  # a member of the program's enum: the prompt's
             item = item._flag_member(plain) if item._base and item._enum_twin() else plain
         return item in container
@@ -362,7 +374,7 @@ class Handle:
             self._value("==")
         elif not self._twin_answers(mine, "=="):
             self._value("==")  # refused: the prompt's class only declares it
-        theirs = other._plain() if type(other) is Handle else other
+        theirs = other._plain() if is_handle(other) else other
         if theirs is _no_value:
             return bool(other == mine)
         return bool(mine == theirs)
@@ -381,21 +393,6 @@ class Handle:
         if self._flags & ALWAYS_TRUE and self._base is None:
             return True
         return bool(self._value("the truth value"))
-
-
-class Awaitable(Handle):
-    # A coroutine of the candidate's (flag COROUTINE): the one kind of handle
-    # whose type has ``__await__`` (`handleasync`), so ``await`` in the
-    # test's coroutine takes it, while ``inspect.isawaitable`` and
-    # ``unittest.mock`` (which makes an ``AsyncMock`` for anything awaitable)
-    # see no other handle as awaitable.
-
-    __slots__ = ()
-
-
-def new(session: Asker, hid: int, flags: int, base: type | None, name: str) -> Handle:
-    """A handle on the child's object ``hid``, of the kind its flags call for."""
-    return (Awaitable if flags & COROUTINE else Handle)(session, hid, flags, base, name)
 
 
 def _raised_here(exc: BaseException, frame: types.FrameType) -> bool:
@@ -420,5 +417,25 @@ def _text(value: Any) -> str:
 
 _RAISE = dis.opmap["RAISE_VARARGS"]
 handlemath.install(Handle)
-handleasync.install(Awaitable, COROUTINE)
+
+
+class CoroutineHandle(Handle):
+    """A handle on the candidate's coroutine: only these are awaitable, so
+    ``inspect.isawaitable`` (and ``mock.patch``'s choice of an ``AsyncMock``)
+    sees the program's functions and objects as what they are."""
+
+    __slots__ = ()
+
+
+handleasync.install(CoroutineHandle, COROUTINE)
+KINDS = frozenset({Handle, CoroutineHandle})
+"""The types of the verifier's handles."""
+
+
+def is_handle(x: object) -> TypeGuard[Handle]:
+    """Is ``x`` one of the verifier's handles? (By its real type: a
+    handle's ``__class__`` answers for the program's object.)"""
+    return type(x) in KINDS
+
+
 twins.HANDLE.append(Handle)

@@ -12,7 +12,7 @@ import re
 import types
 from typing import Any
 
-from .handles import Handle
+from .handles import Handle, is_handle
 
 _SANDBOX = __name__.rsplit(".", 2)[0]
 """The sandbox package: an exception raised in its frames (a handle
@@ -76,7 +76,7 @@ def _handle_in(scope: dict[str, Any]) -> str | None:
         items = value.values() if type(value) is dict else value
         inner = list(items) if type(value) in (tuple, list, dict) else []
         for item in [value, *inner[:32]]:
-            if isinstance(item, Handle):
+            if is_handle(item):
                 return _name_of(item)
     return None
 

@@ -19,10 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import fieldsof, kept, logtap, plaincall, wire, world
+from ..values import kept, logtap, plaincall, wire, world
 from . import (
+    batched,
     callbacks,
-    handles,
+    lentfields,
     members,
     sidebyside,
     skeleton,
@@ -33,17 +34,20 @@ from . import (
 )
 from .handles import (
     BASES,
+    COROUTINE,
     EXC_CLASS,
     IS_CLASS,
     CandidateError,
     CandidateGone,
     CheckSetupError,
+    CoroutineHandle,
     Handle,
     Refused,
+    is_handle,
 )
 from .outcomes import told
 
-_READS = frozenset({"plain", "state", "fields"})
+_READS = frozenset({"plain", "state", "states", "fields"})
 """Requests that only read a value (with the builtin type's own methods)."""
 MAX_HANDLES = 100_000
 OUTPUT_BUDGET = 1 << 20
@@ -105,18 +109,26 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.asking = 0
         """Requests of the test's under way (`weakheld.collect` waits for none)."""
         self.nesting = 0
-        self.known: dict[int, dict[str, Any]] = {}
-        """Fields of the child's objects, read at `fields_epoch` (`field`)."""
+        self.fields_read = batched.Batched("fields")
+        """Fields of the child's objects (`field`)."""
         self.opaque: set[int] = set()
-        self.fields_epoch, self.batch = -1, fieldsof.FIRST
+        self.unfielded: set[tuple[str, str]] = set()
+        """(class name, attribute) read with ``getattr`` where a read of the
+        fields did not have it (a method): a cache is only a shortcut."""
+        self.lent_fields = lentfields.LentFields()
+        """Containers read from the child's objects' fields (`field`)."""
+        self.states_read = batched.Batched("states")
+        """All the attributes of the child's objects (`state`)."""
         self.kept = kept.Kept(self.codec)
+        self.watched: set[str] = set()
+        self.test_scope: dict[str, Any] = {}
         """Containers both the test and the candidate hold (`kept`)."""
 
     # --- wire hooks ---------------------------------------------------------
 
     def foreign(self, v: object) -> object:
         """An object of the test's that the child gets a proxy for."""
-        if isinstance(v, Handle) and v._session is self:
+        if is_handle(v) and v._session is self:
             return ["h", v._hid]
         if id(v) in self.members:  # a member of the program's enum, as the prompt's
             return ["h", self.members[id(v)]]
@@ -133,6 +145,8 @@ class Session(standins.Standins, callbacks.Callbacks):
                 return self._exc_tree(v, self.codec())
             finally:
                 self.nesting -= 1
+        if type(v) is types.CoroutineType:  # driven by the child's loop (`teststeps`)
+            return ["v", self._own(v), 1]
         return ["v", self._own(v)]
 
     def _own(self, v: object) -> int:
@@ -154,6 +168,8 @@ class Session(standins.Standins, callbacks.Callbacks):
             return self.objects[t[1]]
         if tag == "h":
             return self._handle(t)
+        if tag == "k":
+            return self.kept.get(t)
         return self._exception(t)
 
     def _handle(self, t: list[Any], depth: int = 0) -> Any:
@@ -172,7 +188,8 @@ class Session(standins.Standins, callbacks.Callbacks):
             made: Any = self._standin(hid, base, name, bases, depth)
             self.handles[hid] = made
             return made
-        made = self.handles[hid] = handles.new(self, hid, flags, BASES.get(base), name[:200])
+        kind = CoroutineHandle if flags & COROUTINE else Handle
+        made = self.handles[hid] = kind(self, hid, flags, BASES.get(base), name[:200])
         if made._base is not None:
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.
@@ -187,26 +204,20 @@ class Session(standins.Standins, callbacks.Callbacks):
 
     def field(self, hid: int, name: str) -> Any:
         """The child's object ``hid``'s field ``name``, read with the fields
-        of the objects it reaches (`fieldsof`), until the candidate's code
-        may have run again (`epoch`); `twins.NO_VALUE` where it is not a
-        field (a property, a method, a class of its own lookup)."""
-        if self.fields_epoch != self.epoch:
-            self.known.clear()
-            self.fields_epoch, self.batch = self.epoch, fieldsof.FIRST
-        found = self.known.get(hid)
-        if found is None and hid not in self.opaque:
-            got = self.ask(hid, "fields", self.batch)
-            self.batch = min(self.batch * 2, fieldsof.MOST)
-            for item in got[: fieldsof.MOST] if type(got) is list else ():
-                if type(item) is list and len(item) == 2 and type(item[1]) is dict:
-                    if type(item[0]) is Handle and item[0]._session is self:
-                        self.known.setdefault(item[0]._hid, item[1])
-            found = self.known.get(hid)
-            if found is None:
-                self.opaque.add(hid)
+        of the objects it reaches (`batched`); `twins.NO_VALUE` where it is
+        not a field (a property, a method, a class of its own lookup)."""
+        found = None if hid in self.opaque else self.fields_read.get(self, hid)
         if found is None:
+            self.opaque.add(hid)
             return twins.NO_VALUE
-        return found.get(name, twins.NO_VALUE)
+        value = found.get(name, twins.NO_VALUE)
+        self.lent_fields.lend(self.handles.get(hid), name, value)
+        return value
+
+    def state(self, hid: int) -> Any:
+        """The child's object ``hid``'s attributes, read with those of the
+        objects it reaches (`batched`)."""
+        return self.states_read.get(self, hid)
 
     def guard_class(self, name: str, value: Any, trusted: type) -> None:
         """The program's ``value`` for the prelude's class ``trusted``: the
@@ -232,26 +243,32 @@ class Session(standins.Standins, callbacks.Callbacks):
             raise CandidateError(told(f"the candidate sent {exc}")) from None
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
-        return wire.Codec(self.foreign, self.refer, memo)
+        return wire.Codec(self.foreign, self.refer, memo, self.kept.index)
 
     # --- asking the child ---------------------------------------------------
 
     def ask(self, ref: int, op: str, args: object = None) -> Any:
         """Do ``op`` on the child's object ``ref`` and return the value, one
-        request at a time: a test that calls the candidate from several
-        threads (a thread pool's ``map``) takes turns on the one channel,
-        as the child answers one request at a time anyway."""
-        with self.turn:
-            self.asking += 1
-            try:
-                return self._ask(ref, op, args)
-            finally:
-                self.asking -= 1
+        request at a time; a request of another of the test's threads while
+        one is out fails the check (`sidebyside.Threads.overlap`)."""
+        if not self.turn.acquire(False):
+            self.threads.overlap()
+        self.asking += 1
+        try:
+            return self._ask(ref, op, args)
+        finally:
+            self.asking -= 1
+            self.turn.release()
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
+            if self.lent_fields.lent and not self.lent_fields.settle(self.kept, self._join):
+                callbacks.told(
+                    f"strict scoring follows at most {kept.MAX_KEPT} containers"
+                    " that both the test and the candidate hold"
+                )
             self.epoch += 1
-        codec = self.codec(self.kept.memo())
+        codec = self.codec()
         payload = self.request(codec, args, op == "call" and ref >= 0)
         sent = len(codec.memo)
         if self.weakly:
@@ -302,6 +319,25 @@ class Session(standins.Standins, callbacks.Callbacks):
         except (wire.NotData, TypeError) as exc:
             raise CandidateError(told(f"the candidate sent back {exc}")) from None
 
+    def _join(self, handle: Any, name: str) -> int:
+        """Ask the child to hold its object's field ``name`` with the test's
+        copy (`lentfields`): its number in the child's table, or -1."""
+        tree = self.codec().encode([handle, name])
+        got = self._exchange(protocol.Op(ref=world.REF, op="keepfield", args=tree)).value
+        return got if type(got) is int else -1
+
+    def watch_names(self, scope: dict[str, Any], names: list[str], bind: list[str]) -> None:
+        """Follow the prompt's names ``names`` as the program's code rebinds
+        them (`process.watched`), binding ``bind`` (objects with state of
+        their own) to the program's objects now."""
+        self.test_scope, self.watched = scope, set(names)
+        found = self.answer(
+            self._exchange(protocol.Op(ref=world.REF, op="watch", args=[names, bind]))
+        )
+        for item in found if type(found) is list else ():
+            if type(item) is list and len(item) == 2 and item[0] in bind:
+                scope[item[0]] = item[1]
+
     def answer(self, reply: protocol.Reply, codec: wire.Codec | None = None, sent: int = 0) -> Any:
         """The value ``reply`` carries (raised, if the candidate's code
         raised), with what the callee changed written back into the first
@@ -325,7 +361,7 @@ class Session(standins.Standins, callbacks.Callbacks):
                     raise wire.NotData("write-back to an unknown container")
                 codec.refill(codec.memo[item[0]], item[1])
             self.kept.apply(reply.shared)
-            if not self.kept.take(reply.kept, codec.memo):
+            if not self.kept.take(reply.kept, codec.memo) or self.kept.full:
                 told(
                     f"strict scoring follows at most {kept.MAX_KEPT} containers"
                     " that both the test and the candidate hold"

@@ -9,13 +9,23 @@ is right here and wrong there. Where both happened in a check (the child
 saw a thread wait its turn, and a call of the test's waited), the check
 fails with `REASON`; calls that only compute (a pure callback) finish in
 the order they start in one program too, and are judged as usual.
+
+The other way, the test's own threads calling the candidate's code take
+turns too, so a race inside the candidate's code between them (an unlocked
+read-modify-write that loses updates) never shows, and a thread that waits
+for another's call (a lock the test holds through the candidate's object)
+waits for ever. A request of the test's made while another of its threads
+has one out fails the check at once with `TEST_REASON`, whatever the test
+does after (`overlap`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
+
+from .outcomes import Refused
 
 WAITED = 0.01
 """Seconds a call of the test's may spend off the CPU (its wall time less
@@ -26,6 +36,17 @@ REASON = (
     "a time (in one program they overlap, and the order they finish in differs)"
 )
 
+TEST_REASON = (
+    "strict scoring: the test's threads called the candidate's code side by side, "
+    "which the candidate's process answers one at a time (in one program the calls "
+    "overlap, and a race between them shows)"
+)
+
+overlapped = False
+"""Whether a request of the test's was refused beside another's: the
+other may wait for ever on the child (a lock the test holds through the
+candidate's object), so the child is stopped once the check has decided.
+A check's process is fresh, so this is one check's."""
 
 _clock = time.perf_counter  # the real clocks, whatever the test patches
 _cpu = time.thread_time
@@ -54,6 +75,15 @@ class Threads:
         """The child saw one of its threads wait for another's request."""
         self.contended = True
         self._check()
+
+    def overlap(self) -> NoReturn:
+        """One of the test's threads asked while another's request was out:
+        the check fails, and this request is refused rather than queued
+        (it could wait for ever on what the other's holds)."""
+        global overlapped
+        overlapped = True
+        self.refuse(TEST_REASON)
+        raise Refused(TEST_REASON)
 
     def _check(self) -> None:
         if self.contended and self.waited:

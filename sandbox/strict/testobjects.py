@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import asyncrun, fieldsof
+from . import teststeps
 from .outcomes import Refused, told
 
 
@@ -50,6 +51,8 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
                 )
             )
         return asyncrun.run_nested(target)
+    if op == "step":  # the candidate's loop drives the test's coroutine
+        return teststeps.step(target, args)
     if op == "fields":
         most = min(args, fieldsof.MOST) if type(args) is int else 1
         return fieldsof.fields_of(target, most, lambda o: _plain(o, test_module))

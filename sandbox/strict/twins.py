@@ -128,7 +128,20 @@ def member(twin: enum.EnumMeta, state: dict[str, Any]) -> Any:
 
 def shadows(cls: type, key: str) -> bool:
     """Would an instance attribute ``key`` stand in for something ``cls``
-    defines as code (a method, a property), or for Python's own names?"""
+    defines as code (a method, a property), or for Python's own names?
+    Asked once per class and name (each node of a long list asks again)."""
+    known = _shadowing.get((cls, key))
+    if known is None:
+        known = _shadowing[(cls, key)] = _shadows(cls, key)
+    return known
+
+
+_shadowing: dict[tuple[type, str], bool] = {}
+"""`shadows`' answers: the prompt's classes are the verifier's, and fixed
+once the prompt ran."""
+
+
+def _shadows(cls: type, key: str) -> bool:
     if key.startswith("__") and key.endswith("__"):
         return True
     found = inspect.getattr_static(cls, key, None)

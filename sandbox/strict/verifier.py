@@ -28,6 +28,7 @@ fixed state before every check, so randomised tests are reproducible.
 from __future__ import annotations
 
 import builtins
+import collections.abc
 import ctypes
 import gc
 import importlib
@@ -38,7 +39,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, ModuleType
 from typing import Any
 
 import msgspec
@@ -47,7 +48,7 @@ from .. import frames, protocol
 from ..isolation import sharedwd
 from ..process import checkfork
 from ..values import unshared, wire, world
-from . import answers, handles, measures, session, testrandom, timers, weakheld
+from . import answers, handles, measures, session, sidebyside, testrandom, timers, weakheld
 from .channel import Channel
 from .handleuse import handle_use
 from .testcode import Capture, Compiled, TestBroken, guarded
@@ -132,7 +133,7 @@ class Verifier:
                 status=status,
                 reason=reason,
                 output=capture.text(),
-                stop=timers.overran or answers.unread_left(),
+                stop=timers.overran or answers.unread_left() or sidebyside.overlapped,
             )
 
         cpu_s, wall_s = self.hello.cpu_s, self.hello.wall_s
@@ -276,6 +277,10 @@ class Verifier:
         ]
         if shared:  # the prompt's containers: one object each in one program
             talk.keep_names(scope, shared)
+        watched = [n for n in sorted(wanted) if n not in found and _followed(prelude, n)]
+        if watched:  # one namespace: what the program's code rebinds, the test reads
+            stateful = [n for n in watched if isinstance(prelude[n], collections.abc.Iterator)]
+            talk.watch_names(scope, watched, stateful)
         if entry not in found:
 
             def candidate(*args: Any, **kwargs: Any) -> Any:
@@ -311,6 +316,16 @@ def _told() -> str | None:
     after: a refusal or what did not cross (`handles.Refused.told`), or a
     write into the shared directory the guard refused (`sharedwd`)."""
     return handles.Refused.told or next(iter(sharedwd.REFUSED), None)
+
+
+def _followed(prelude: dict[str, Any], name: str) -> bool:
+    """Is the prompt's ``name`` a value the program's code may rebind (not
+    a module, class or function, which stay the test's or are bound as
+    the program's definitions)?"""
+    value = prelude.get(name, _UNSET)
+    if value is _UNSET or name.startswith("__"):
+        return False
+    return not isinstance(value, ModuleType) and not callable(value)
 
 
 def _twins(prelude_code: CodeType | None, prelude: dict[str, Any]) -> dict[str, type]:

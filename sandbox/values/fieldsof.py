@@ -75,3 +75,22 @@ def fields_of(target: Any, most: int, ok: Callable[[Any], bool]) -> list[list[An
                 seen.add(_id(v))
                 todo.append(v)
     return out
+
+
+def states_of(target: Any, most: int, state: Callable[[Any], dict[str, Any]]) -> list[list[Any]]:
+    """``[[object, state], ...]``: ``target``'s whole ``state`` (private
+    attributes and slots included) and that of the objects it reaches
+    through it that `plain` accepts, breadth first, ``most`` objects in all:
+    a prompt's linked list compared with the program's is read in a few
+    requests, not one per node."""
+    out: list[list[Any]] = []
+    seen, todo = {_id(target)}, _deque([target])
+    while todo and _len(out) < most:
+        obj = todo.popleft()
+        found = state(obj)
+        out.append([obj, found])
+        for v in found.values():
+            if _id(v) not in seen and plain(v):
+                seen.add(_id(v))
+                todo.append(v)
+    return out

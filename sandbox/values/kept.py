@@ -48,20 +48,17 @@ class Kept:
         self.codec = codec
         self.objects: list[Any] = []
         self.snaps: list[object] = []
-
-    def memo(self) -> list[Any] | None:
-        """The start of a request's memo on both sides: a kept container the
-        request or its answer holds again (``return self._items`` a second
-        time) is named by its number and is the other side's same object,
-        not a fresh copy, so ``is`` between two answers holds as in one
-        program."""
-        return list(self.objects) if self.objects else None
+        self.index: dict[int, int] = {}
+        """Each held container's number, by identity (see `wire.Codec.held`)."""
+        self.full = False
+        """A container that crossed inside a kept one did not fit."""
 
     def add(self, obj: Any) -> bool:
         """Keep ``obj`` in sync from now on; false (and left out) past
         `MAX_KEPT`, which both sides apply alike, the verifier refusing."""
         if _len(self.objects) >= MAX_KEPT:
             return False
+        self.index[_id(obj)] = _len(self.objects)
         self.objects.append(obj)
         self.snaps.extend(wire.snapshot([obj]))
         return True
@@ -78,6 +75,12 @@ class Kept:
             fitted = self.add(memo[n]) and fitted
         return fitted
 
+    def get(self, t: list[Any]) -> Any:
+        """The held container ``["k", n]`` names; `wire.NotData` if none."""
+        if _len(t) != 2 or _type(t[1]) is not int or not 0 <= t[1] < _len(self.objects):
+            raise wire.NotData("an unknown kept container")
+        return self.objects[t[1]]
+
     def changes(self) -> list[Any]:
         """``[k, contents]`` of each kept container changed since the sides
         last agreed."""
@@ -92,7 +95,9 @@ class Kept:
         """``[k, contents]`` of the kept containers ``numbers``, for the
         other side to `apply`."""
         codec = self.codec(list(self.objects))
-        return [[k, codec.contents(self.objects[k], 0)] for k in numbers]
+        out = [[k, codec.contents(self.objects[k], 0)] for k in numbers]
+        self._adopt(codec.memo)
+        return out
 
     def apply(self, items: object) -> None:
         """Refill the kept containers ``items`` names (see `changes`);
@@ -106,8 +111,21 @@ class Kept:
             if not 0 <= item[0] < _len(self.objects):
                 raise wire.NotData("an unknown kept container")
             codec.refill(self.objects[item[0]], item[1])
+        self._adopt(codec.memo)
         if items:
             self.snaps = wire.snapshot(self.objects)
+
+    def _adopt(self, memo: list[Any]) -> None:
+        """Keep the containers that crossed inside kept ones (a list the
+        candidate put into a kept dict): both sides hold them through it
+        from now on. ``memo`` numbers them alike on both sides (the table
+        first, then what the exchange carried, in the wire's order), so
+        both tables grow alike; past `MAX_KEPT` the verifier refuses
+        (`full`)."""
+        for obj in memo[_len(self.objects) :]:
+            if _type(obj) in _MUTABLE and not self.add(obj):
+                self.full = True
+                return
 
 
 def serve(table: Kept, op: str, args: object, scope: dict[str, object]) -> tuple[object, list[Any]]:

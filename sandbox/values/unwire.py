@@ -90,7 +90,7 @@ class Decoding:
             if _type(n) is not int or not 0 <= n < _len(self.memo):
                 raise NotData("reference to an unknown container")
             return self.memo[n]
-        if tag in ("h", "v", "e"):
+        if tag in ("h", "v", "e", "k"):
             return self.refer(t)
         if tag == "x":
             return self._standard(t, depth)

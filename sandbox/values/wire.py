@@ -24,6 +24,8 @@ Beyond plain data (see `plain`), a tree can say:
 - ``["v", id]``: an object that stays in the verifier (a function the test
   passes); the child holds a proxy whose calls come back to the verifier.
 - ``["e", type, base, class, args]``: an exception.
+- ``["k", n]``: a container both sides hold (`kept`), the receiver's own
+  of that number.
 - ``["u", bytes]``: a string holding a lone surrogate, which UTF-8 cannot
   carry, as its ``surrogatepass`` bytes (only when a frame would not encode
   otherwise: see `protocol.encode_frame`).
@@ -89,9 +91,13 @@ class Codec(unwire.Decoding):
         foreign: Callable[[object], object],
         refer: Callable[[list[Any]], object],
         memo: list[Any] | None = None,
+        held: dict[int, int] | None = None,
     ) -> None:
         self.foreign = foreign
         self.refer = refer
+        self.held = held
+        """The containers both sides hold (`kept.Kept.index`), which cross
+        as ``["k", n]``: the other side's own of that number."""
         self.memo: list[Any] = [] if memo is None else memo
         self.ids: dict[int, int] = {_id(o): i for i, o in enumerate(memo)} if memo else {}
         self.count = 0
@@ -142,6 +148,10 @@ class Codec(unwire.Decoding):
         if t is range:
             return ["r", v.start, v.stop, v.step]  # type: ignore[attr-defined]
         if t in MUTABLE:
+            if self.held:
+                n = self.held.get(_id(v))
+                if n is not None:
+                    return ["k", n]
             seen = self._seen(v)
             return self.contents(v, depth) if seen is None else seen
         if t is _Decimal:
