@@ -88,7 +88,8 @@ def _drop(session: Any) -> None:
     for hid in reply.value if reply.ok and type(reply.value) is list else []:
         if type(hid) is int and hid in idle_set:
             handles.pop(hid, None)
-            session.known.pop(hid, None)
+            session.fields_read.known.pop(hid, None)
+            session.states_read.known.pop(hid, None)
 
 
 def note(session: Any, vids: object) -> None:
