@@ -4,15 +4,12 @@ the prompt's classes, caught by a base), the test's own raised through the
 candidate and back as themselves.
 
 Each shape is a HumanEval-format problem with a right and a wrong answer,
-scored in one strict and one official run (`test_faithful.score_both`).
-``LIMITS`` are where strict scoring still judges otherwise (a warning,
-``SystemExit``), each listed in
-docs/strict-scoring.md with its reason."""
+scored in one strict and one official run (`test_faithful.score_both`)."""
 
 from __future__ import annotations
 
 import pytest
-from test_faithful import judged_alike, judged_as_listed, score_both
+from test_faithful import judged_alike, score_both
 
 from aioeval.types import CandidateResult
 
@@ -162,25 +159,12 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     ),
 }
 
-# name: (prompt, test, entry, answer, strict status, official status, reason in strict)
-LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
-    "a SystemExit the candidate raises, caught by the test": (
-        'def run(args):\n    """sys.exit(2) when args is empty"""\n',
-        "def check(candidate):\n    try:\n        candidate([])\n    except SystemExit as e:\n        assert e.code == 2\n",
-        "run",
-        "    import sys\n    if not args:\n        sys.exit(2)\n",
-        "failed",
-        "passed",
-        "SystemExit: 2",
-    ),
-}
-
 
 @pytest.fixture(scope="module")
 def verdicts(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, dict[tuple[str, int], CandidateResult]]:
-    return score_both(tmp_path_factory.mktemp("exceptions"), SHAPES, LIMITS)
+    return score_both(tmp_path_factory.mktemp("exceptions"), SHAPES, {})
 
 
 @pytest.mark.parametrize("name", list(SHAPES))
@@ -188,10 +172,3 @@ def test_exceptions_are_judged_as_the_single_program_judges_them(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
     judged_alike(verdicts, name)
-
-
-@pytest.mark.parametrize("name", list(LIMITS))
-def test_exceptions_limits_carry_their_reason(
-    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
-) -> None:
-    judged_as_listed(verdicts, name, LIMITS)

@@ -165,6 +165,11 @@ class Standins:
             cls = self._handle(cls_tree)
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
             return CandidateError(_describe(type_name, args))
+        if issubclass(cls, SystemExit):  # the test's ``except SystemExit`` sees it
+            try:
+                return _exit_class(cls)(*args)
+            except Exception:
+                return CandidateExit(_describe(type_name, args))
         if not issubclass(cls, Exception):
             return CandidateExit(_describe(type_name, args))
         try:
@@ -177,6 +182,22 @@ class Standins:
             return made
         except Exception:
             return CandidateError(_describe(type_name, args))
+
+
+def _exit_class(cls: type[BaseException]) -> type[BaseException]:
+    """``cls`` (``SystemExit`` or a stand-in derived from it) as the
+    candidate's exit: a ``SystemExit`` to the test's ``except`` clauses and
+    ``assertRaises``, as in one program, and a `CandidateExit`, so one that
+    no clause of the test's catches fails the check, whatever its code."""
+    made = _EXITS.get(cls)
+    if made is None:
+        made = _EXITS[cls] = type(
+            cls.__name__, (cls, CandidateExit), {"__module__": cls.__module__}
+        )
+    return made
+
+
+_EXITS: dict[type[BaseException], type[BaseException]] = {}
 
 
 MAX_EXC_DEPTH = 20

@@ -73,6 +73,8 @@ def _reason(exc: BaseException) -> str:
     # A traceback the test formats into its message names the engine's own
     # files by where the package lives on this host: by package path instead.
     text = text.replace(_HOME, "aioeval/sandbox/")
+    if isinstance(exc, SystemExit):  # the candidate's, as one program names it
+        return (f"{name}: {text}" if text else name)[:500]
     if isinstance(exc, CandidateError | CandidateExit | CandidateGone | handles.Refused):
         return text[:500]
     return (f"{name}: {text}" if text else name)[:500]
