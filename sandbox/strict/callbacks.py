@@ -12,7 +12,7 @@ from typing import Any
 from .. import protocol
 from ..values import kept, mirror, wire, world
 from . import sidebyside, testobjects, weakheld
-from .outcomes import told
+from .outcomes import Refused, told
 
 
 class Callbacks:
@@ -41,7 +41,7 @@ class Callbacks:
                 tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
             except (wire.NotData, TypeError):
                 return protocol.Reply(ok=True)
-            mirror.take(tree, self.world.start_cwd, told, self.threads.contend)
+            mirror.take(tree, self.world.start_cwd, told, self.threads.contend, noted)
             self.world.sync(tree[0] if type(tree) is list and tree else None)
             return protocol.Reply(ok=True)
         if op.ref == world.REF and op.op == "weak":
@@ -100,8 +100,19 @@ class Callbacks:
         if not name:  # not a builtin: the child gets its nearest builtin base
             base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
             name = base.__name__
+            if cls.__module__ != self.test_module:  # a class the candidate can name
+                Refused.note(
+                    f"strict scoring: the test's code raised {cls.__module__}.{cls.__qualname__}"
+                    f" into the candidate's code, which gets it as a builtin {name}"
+                    " (its own except clause on that class does not catch it there)"
+                )
         # The child names it by this number if it raises it on to us.
         return ["e", name, "", None, args, self._own(exc)]
+
+
+def noted(reason: str) -> None:
+    """``reason`` is the failed check's, should it fail (`Refused.note`)."""
+    Refused.note(reason)
 
 
 def _no_reference(value: object) -> object:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import kept, logtap, plaincall, wire, world
+from ..values import kept, likestd, logtap, plaincall, wire, world
 from . import (
     batched,
     callbacks,
@@ -147,7 +147,8 @@ class Session(standins.Standins, callbacks.Callbacks):
                 self.nesting -= 1
         if type(v) is types.CoroutineType:  # driven by the child's loop (`teststeps`)
             return ["v", self._own(v), 1]
-        return ["v", self._own(v)]
+        as_standard = likestd.tree(v, self.codec())
+        return ["v", self._own(v)] if as_standard is None else as_standard
 
     def _own(self, v: object) -> int:
         """The number the child knows one of the test's objects by."""
@@ -263,7 +264,7 @@ class Session(standins.Standins, callbacks.Callbacks):
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
             if self.lent_fields.lent and not self.lent_fields.settle(self.kept, self._join):
-                callbacks.told(
+                told(
                     f"strict scoring follows at most {kept.MAX_KEPT} containers"
                     " that both the test and the candidate hold"
                 )

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..values import wire
+from . import fileowners
 from .outcomes import CandidateError, CandidateExit, told
 
 
@@ -96,6 +97,7 @@ class Standins:
             self.exc_made[t[8]] = exc
         if len(t) >= 7 and not isinstance(exc, CandidateError | CandidateExit):
             self._exception_extra(exc, t[5], t[6])
+            fileowners.note_candidate_denied(exc)
         self._cause(exc, t[7] if len(t) >= 8 else None, depth)
         return exc
 

@@ -60,6 +60,16 @@ class Compiled:
         self.globals = set().union(*(assigned.stored(c, assigned.GLOBALS) for c in codes))
         """Global names the test's functions rebind."""
 
+    def rebound(self, names: list[Any]) -> set[str]:
+        """The globals the test may rebind for the program too: the ones its
+        functions assign, and, where it reaches its globals as a dict
+        (``mock.patch.dict(globals(), ...)``, ``globals()[name] = ...``),
+        the names the program defines (``names``: `protocol.Loaded`'s)."""
+        out = set(self.globals)
+        if "globals" in self.names:
+            out |= {n[0] for n in names if type(n) is list and n and type(n[0]) is str}
+        return out
+
 
 def _prelude_code(text: str) -> CodeType | None:
     """The prelude's code; for a prelude that is not a whole program (a

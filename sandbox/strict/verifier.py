@@ -48,7 +48,17 @@ from .. import frames, protocol
 from ..isolation import sharedwd
 from ..process import checkfork
 from ..values import unshared, wire, world
-from . import answers, handles, measures, session, sidebyside, testrandom, timers, weakheld
+from . import (
+    answers,
+    fileowners,
+    handles,
+    measures,
+    session,
+    sidebyside,
+    testrandom,
+    timers,
+    weakheld,
+)
 from .channel import Channel
 from .handleuse import handle_use
 from .testcode import Capture, Compiled, TestBroken, guarded
@@ -93,7 +103,7 @@ def _failure(exc: BaseException, changed: list[str]) -> str:
     told = _told()
     if told is not None and not isinstance(exc, handles.Refused):
         return f"{told} (then {reason})"[:500]
-    theirs = unshared.candidate_file(exc)
+    theirs = unshared.candidate_file(exc) or fileowners.test_denied(exc)
     if theirs is not None:
         return f"{theirs} (then {reason})"[:500]
     first = handles.Refused.first or handle_use(exc, TEST_MODULE)
@@ -230,7 +240,7 @@ class Verifier:
         except BaseException as exc:  # the child died, exited or refused a read
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         if talk.world is not None:
-            talk.world.assigned.watch_globals(scope, sorted(code.globals))
+            talk.world.assigned.watch_globals(scope, sorted(code.rebound(first.names)))
         random.setstate(self.random_state)
         talk.random_state = random.getstate()
         talk.seeds, talk.uses = testrandom.seedings()

@@ -76,13 +76,13 @@ class Assigned:
 
     def watch_globals(self, scope: dict[str, Any], names: list[str]) -> None:
         """Watch the test's globals ``names`` (the ones its functions
-        assign) from their values now: rebound, the program's global of
-        that name is rebound too, as in one program."""
+        assign) from their values now (or their absence): rebound, the
+        program's global of that name is rebound too, as in one program."""
         self.scope = scope
         self.globals = {
-            k: scope[k]
+            k: scope.get(k, _MISSING)
             for k in names[:MAX_WATCHED]
-            if k in scope and not isinstance(scope[k], types.ModuleType)
+            if not isinstance(scope.get(k), types.ModuleType)
         }
 
     def changed(self) -> list[tuple[str, str, Any]]:

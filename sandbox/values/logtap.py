@@ -73,7 +73,26 @@ def tap(budget: list[int]) -> _Tap:
 
     logging.Logger.callHandlers = taken  # type: ignore[method-assign]
     logging.lastResort = None  # type: ignore[assignment]
+    _watch_handlers()
     return handler
+
+
+HANDLED: list[str] = []
+"""In the child: loggers the candidate's code gave a handler (by name, in
+order, at most 8), which the test's loggers of those names lack."""
+
+
+def _watch_handlers() -> None:
+    """Note each logger the candidate's code adds a handler to
+    (``addHandler``, which ``basicConfig`` and ``dictConfig`` use too)."""
+    add = logging.Logger.addHandler
+
+    def add_handler(self: logging.Logger, hdlr: logging.Handler) -> None:
+        if _len(HANDLED) < 8 and self.name not in HANDLED:
+            HANDLED.append(str(self.name)[:200])
+        add(self, hdlr)
+
+    logging.Logger.addHandler = add_handler  # type: ignore[method-assign]
 
 
 def levels() -> tuple[tuple[str, int], ...] | None:

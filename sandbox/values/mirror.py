@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import world
+from . import logtap, world
 
 MAX_RECURSION = 100_000
 """The most recursion limit the verifier takes from the candidate."""
@@ -73,6 +73,8 @@ class Mirror:
         """The state to hand back, if the candidate's code changed it, and
         the facts noted since the last report."""
         now = snap()
+        while logtap.HANDLED:
+            self.note(["logger", logtap.HANDLED.pop()])
         facts, self.facts = self.facts, []
         if now == self.agreed and not facts:
             return None
@@ -96,14 +98,16 @@ def take(
     shared: str,
     refuse: Callable[[str], object],
     contended: Callable[[], None] = lambda: None,
+    noted: Callable[[str], None] = lambda reason: None,
 ) -> None:
     """In the verifier: the candidate's state (``shared``: the check's
     shared directory, the only one it may move the test to; ``contended``:
-    told of the ``threads`` fact)."""
+    told of the ``threads`` fact; ``noted``: the reason to give should the
+    check fail, for what one program shares and this model does not)."""
     if _type(tree) is not list or _len(tree) != 8:
         return
     put, gone, cwd, dec, recursion, digits, mask, facts = tree
-    _name(facts, contended)
+    _name(facts, contended, noted)
     if _type(put) is dict and _len(put) > world.MAX_ENV:
         put = dict(list(put.items())[: world.MAX_ENV])
     if _type(gone) is list:
@@ -125,12 +129,21 @@ def take(
             )
 
 
-def _name(facts: Any, contended: Callable[[], None]) -> None:
+def _name(facts: Any, contended: Callable[[], None], noted: Callable[[str], None]) -> None:
     """The child's facts: ``["threads", ""]`` (one of its threads waited
     for another's request to the test's code) goes to ``contended``
-    (`strict.sidebyside` weighs it)."""
+    (`strict.sidebyside` weighs it); ``["logger", name]`` (its code gave
+    that logger a handler of its own) to ``noted``."""
     if _type(facts) is not list:
         return
-    for fact in facts[:8]:
-        if _type(fact) is list and _len(fact) == 2 and fact[0] == "threads":
+    for fact in facts[:16]:
+        if _type(fact) is not list or _len(fact) != 2:
+            continue
+        if fact[0] == "threads":
             contended()
+        elif fact[0] == "logger" and _type(fact[1]) is str:
+            noted(
+                f"strict scoring: the candidate's code gave the logger {fact[1][:200]!r} a "
+                "handler in its own process, which the test's logger of that name does not "
+                "have (in one program they are one logger)"
+            )

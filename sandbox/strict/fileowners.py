@@ -1,0 +1,66 @@
+"""Named reasons for the shared directory's one rule: each side's files are
+its own to change (docs/sandbox.md). The candidate's process may read the
+test's files there but not write, rename or remove them (the test could
+then read back what the candidate put in its fixture or its expected
+answer); the test may not write into a name or a directory the
+candidate's process made (the candidate could rewrite it after the test).
+In one program both are the program's own, so a check that fails on the
+rule says so instead of a bare ``PermissionError``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from .outcomes import Refused
+
+_DENIED = (errno.EACCES, errno.EPERM)
+_GUARD = ("the candidate made this name", "a directory the candidate made is on the way")
+"""The ends of the check process's own refusals (`isolation.sharedwd.guard`)."""
+
+
+def note_candidate_denied(exc: BaseException) -> None:
+    """Keep the reason, should the check fail (`outcomes.Refused.first`),
+    when ``exc`` (the candidate's, rebuilt) is a ``PermissionError`` on a
+    file or directory the test's process owns: the rule, not the answer,
+    refused it."""
+    if not isinstance(exc, PermissionError) or exc.errno not in _DENIED:
+        return
+    me = os.getuid()
+    for name in (exc.filename, exc.filename2):
+        if type(name) is not str:
+            continue
+        for path in (name, os.path.dirname(name) or "."):
+            try:
+                owner = os.lstat(path).st_uid
+            except OSError:
+                continue
+            if owner == me:
+                Refused.note(
+                    f"strict scoring: the candidate's code may not change {name[-200:]}: "
+                    "the test's files and directories in the shared directory are "
+                    "read-only to the candidate's process (in one program they are "
+                    "the program's own)"
+                )
+                return
+
+
+def test_denied(exc: BaseException) -> str | None:
+    """The reason for a check that failed on the check process's refusal to
+    write into a name or directory the candidate's process made (on ``exc``
+    or an exception it was raised while handling), else None."""
+    seen = 0
+    at: BaseException | None = exc
+    while at is not None and seen < 8:
+        text = str(at.args[0]) if isinstance(at, PermissionError) and at.args else ""
+        if type(at) is PermissionError and text.endswith(_GUARD):
+            path, _, why = text.rpartition(": ")
+            return (
+                f"strict scoring: the test may not write {path[-200:]}: {why}, which the "
+                "candidate's process could rewrite after the test (in one program it is "
+                "the test's own)"
+            )
+        at = at.__context__
+        seen += 1
+    return None

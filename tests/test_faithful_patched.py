@@ -1,0 +1,115 @@
+"""What the test patches in for the candidate's code to find, judged as the
+single program judges it: a function of the program's the test replaces
+through its globals (``mock.patch.dict(globals(), ...)``), and a test's
+subclass of a standard value type that only adds class helpers (a
+``FakeDate`` with its own ``today``), whose objects the candidate's code
+computes with. ``LIMITS``: an exception of a standard module's class that
+the test's code raises into the candidate's (its ``except`` clause on
+that class does not catch it there), named.
+
+Each shape is a problem with a right and a wrong answer, scored in one
+strict and one official run (`test_faithful.score_both`)."""
+
+from __future__ import annotations
+
+import pytest
+from test_faithful import _d, judged_alike, judged_as_listed, score_both
+
+from aioeval.types import CandidateResult
+
+_RATE = (
+    "def get_rate(currency):\n    raise RuntimeError('network disabled')\n\n\n"
+    "def convert(amount, currency):\n"
+    '    """amount * get_rate(currency), rounded to 2 places."""\n'
+)
+_WEEK = (
+    "import datetime\n\n\ndef week_start():\n"
+    '    """The Monday and the ISO week of datetime.date.today(), as "YYYY-MM-DD Www"."""\n'
+)
+
+# name: (prompt, test, entry, right answer, wrong answer)
+SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "a function of the program's replaced through the test's globals": (
+        _RATE,
+        _d(
+            """
+            from unittest import mock
+            def check(candidate):
+                m = mock.Mock(return_value=0.5)
+                with mock.patch.dict(globals(), {'get_rate': m}):
+                    assert candidate(10.0, 'EUR') == 5.0
+                m.assert_called_once_with('EUR')
+            """
+        ),
+        "convert",
+        "    return round(amount * get_rate(currency), 2)\n",
+        "    return round(amount * get_rate(currency) * 2, 2)\n",
+    ),
+    "a test's date subclass patched in for datetime.date": (
+        _WEEK,
+        _d(
+            """
+            import datetime
+            from unittest import mock
+            class FakeDate(datetime.date):
+                @classmethod
+                def today(cls):
+                    return cls(2021, 1, 2)
+            def check(candidate):
+                with mock.patch('datetime.date', FakeDate):
+                    assert candidate() == '2020-12-28 W53', candidate()
+            """
+        ),
+        "week_start",
+        "    t = datetime.date.today()\n    week = t.isocalendar()[1]\n"
+        "    return '%s W%d' % (t - datetime.timedelta(days=t.weekday()), week)\n",
+        "    t = datetime.date.today()\n    week = t.isocalendar()[1]\n"
+        "    return '%s W%d' % (t - datetime.timedelta(days=t.isoweekday()), week)\n",
+    ),
+}
+
+# name: (prompt, test, entry, answer, strict status, official status, reason in strict)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "a standard module's exception the test's callback raises into the candidate": (
+        "import urllib.error\n\n\ndef fetch_all(get, urls):\n"
+        '    """{url: get(url)} for each url, leaving out those where get raises HTTPError."""\n',
+        _d(
+            """
+            import urllib.error
+            def check(candidate):
+                def get(url):
+                    if url == 'b':
+                        raise urllib.error.HTTPError(url, 404, 'not found', {}, None)
+                    return url.upper()
+                assert candidate(get, ['a', 'b']) == {'a': 'A'}
+            """
+        ),
+        "fetch_all",
+        "    out = {}\n    for u in urls:\n        try:\n            out[u] = get(u)\n"
+        "        except urllib.error.HTTPError:\n            pass\n    return out\n",
+        "failed",
+        "passed",
+        "strict scoring: the test's code raised urllib.error.HTTPError",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[tuple[str, int], CandidateResult]]:
+    return score_both(tmp_path_factory.mktemp("patched"), SHAPES, LIMITS)
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_what_the_test_patches_in_is_judged_as_one_program_judges_it(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_alike(verdicts, name)
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_where_it_cannot_reach_the_candidate_the_reason_is_named(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_as_listed(verdicts, name, LIMITS)
