@@ -96,6 +96,15 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "strict scoring: the candidate's code may not change",
     ),
+    "the candidate moves a file the test made with shutil.move": (
+        "import shutil\n\n\n" + _ROLL.replace("import os\n\n\n", ""),
+        _ROLL_TEST,
+        "roll",
+        "    shutil.move(path, path + '.1')\n",
+        "failed",
+        "passed",
+        "strict scoring: the candidate's code may not change",
+    ),
     "the test writes into a directory the candidate made": (
         _INTO,
         _INTO_TEST,

@@ -20,15 +20,19 @@ _GUARD = ("the candidate made this name", "a directory the candidate made is on 
 """The ends of the check process's own refusals (`isolation.sharedwd.guard`)."""
 
 
-def note_candidate_denied(exc: BaseException) -> None:
+def note_candidate_denied(exc: BaseException, paths: object = None) -> None:
     """Keep the reason, should the check fail (`outcomes.Refused.first`),
     when ``exc`` (the candidate's, rebuilt) is a ``PermissionError`` on a
-    file or directory the test's process owns: the rule, not the answer,
-    refused it."""
+    file or directory the test's process owns (its own file names, else
+    ``paths``: those of the error it was raised handling): the rule, not
+    the answer, refused it."""
     if not isinstance(exc, PermissionError) or exc.errno not in _DENIED:
         return
     me = os.getuid()
-    for name in (exc.filename, exc.filename2):
+    names = [exc.filename, exc.filename2]
+    if exc.filename is None and type(paths) is list:
+        names += paths[:2]
+    for name in names:
         if type(name) is not str:
             continue
         for path in (name, os.path.dirname(name) or "."):

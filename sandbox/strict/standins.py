@@ -96,8 +96,8 @@ class Standins:
         if len(t) == 9 and type(t[8]) is int:
             self.exc_made[t[8]] = exc
         if len(t) >= 7 and not isinstance(exc, CandidateError | CandidateExit):
-            self._exception_extra(exc, t[5], t[6])
-            fileowners.note_candidate_denied(exc)
+            attrs = self._exception_extra(exc, t[5], t[6])
+            fileowners.note_candidate_denied(exc, attrs.get("__paths__"))
         self._cause(exc, t[7] if len(t) >= 8 else None, depth)
         return exc
 
@@ -129,9 +129,11 @@ class Standins:
         if isinstance(made, BaseException) and not isinstance(made, CandidateError | CandidateExit):
             exc.__cause__ = made
 
-    def _exception_extra(self, exc: BaseException, attrs_tree: Any, text: Any) -> None:
+    def _exception_extra(self, exc: BaseException, attrs_tree: Any, text: Any) -> dict[Any, Any]:
         """Give the rebuilt exception the candidate's attributes (values
-        under the usual rules) and, for a stand-in, the candidate's text."""
+        under the usual rules) and, for a stand-in, the candidate's text;
+        the attributes as sent (a dunder name among them is not set)."""
+        attrs: Any = {}
         if attrs_tree is not None:
             try:
                 attrs = self.codec().decode(attrs_tree)
@@ -148,6 +150,7 @@ class Standins:
                             pass
         if type(text) is str and type(exc) in self.standins.values():
             _TEXTS[exc] = text[:10_000]
+        return attrs if type(attrs) is dict else {}
 
     def _exception_made(self, t: list[Any]) -> BaseException:
         type_name, cls_tree, args_tree = t[1][:100], t[3], t[4]

@@ -221,6 +221,8 @@ def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
             for k in ("filename", "filename2"):
                 if _type(_getattr(exc, k, None)) is str:
                     attrs[k] = _getattr(exc, k)
+            if "filename" not in attrs:  # named by the error it was raised handling
+                attrs.update(_context_paths(exc))
         tree = codec.encode(attrs) if attrs else None
     except _BaseException:
         tree = None
@@ -234,6 +236,24 @@ def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
     except _BaseException:
         text = None
     return [tree, text]
+
+
+def _context_paths(exc: BaseException) -> dict[str, list[str]]:
+    """``{"__paths__": [...]}``: the file names of the ``OSError`` that
+    ``exc`` (an ``OSError`` with none of its own) was raised while handling
+    (``shutil.move`` copying a file it could not rename), for the verifier
+    to name the file a refusal was about; a name no attribute takes."""
+    at = exc.__context__
+    for _ in range(4):
+        if at is None:
+            break
+        if _isinstance(at, _OSError):
+            found = [_getattr(at, k, None) for k in ("filename", "filename2")]
+            names: list[str] = [n for n in found if _type(n) is str]
+            if names:
+                return {"__paths__": names}
+        at = at.__context__
+    return {}
 
 
 def reason(exc: BaseException) -> str:
