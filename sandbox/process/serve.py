@@ -17,7 +17,6 @@ candidate that corrupts its own process only garbles its own answers).
 from __future__ import annotations
 
 import _thread
-import builtins
 import os
 import random
 import socket
@@ -165,35 +164,18 @@ class _Peer:
         if hid is None:
             hid = self.object_ids[_id(v)] = _len(self.objects)
             self.objects.append(v)
-        tree: list[object] = ["h", hid, described.flags(v), described.base(v), self._name(v)]
+        tree: list[object] = [
+            "h",
+            hid,
+            described.flags(v),
+            described.base(v),
+            described.known_name(v, self.scope),
+        ]
         if _type(v) is not Proxy and _isinstance(v, type):
             cls: type = v  # type: ignore[assignment]
             if _issubclass(cls, _BaseException):
-                tree.append(self._exception_bases(cls))
+                tree.append(described.exception_bases(cls, self.foreign))
         return tree
-
-    def _name(self, v: object) -> str:
-        """The class name the verifier knows ``v`` by; a class of the
-        program's renamed after another the program binds under that name
-        (``__qualname__ = "Point"`` on a local class) is not taken for it."""
-        name = described.name(v)
-        bound = self.scope.get(name)
-        cls = v if _isinstance(v, type) else _type(v)
-        if bound is not None and bound is not cls and _isinstance(bound, type):
-            return f"{name} (a class of the same name)"
-        return name
-
-    def _exception_bases(self, cls: type) -> list[object]:
-        """The direct bases of an exception class of the program's: a
-        builtin's name, or a handle on a class of the program's."""
-        out: list[object] = []
-        for base in described.bases(cls)[:8]:
-            name = _str(_getattr(base, "__name__", ""))
-            if _getattr(builtins, name, None) is base:
-                out.append(name)
-            elif _issubclass(base, _BaseException):
-                out.append(self.foreign(base))
-        return out
 
     def refer(self, t: list[Any]) -> object:
         if t[0] == "h":

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import enum
 import random
-import sys
 import threading
 import types
 from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import kept, likestd, logtap, plaincall, wire, world
+from ..values import kept, likestd, plaincall, wire, world
 from . import (
     batched,
     callbacks,
     lentfields,
     members,
+    passedon,
     sidebyside,
     skeleton,
     standins,
@@ -50,8 +50,6 @@ from .outcomes import told
 _READS = frozenset({"plain", "state", "states", "fields"})
 """Requests that only read a value (with the builtin type's own methods)."""
 MAX_HANDLES = 100_000
-OUTPUT_BUDGET = 1 << 20
-"""Characters of the candidate's output a check passes on to the test."""
 MAX_NESTING = 200
 """Calls in flight between the two sides at once (a callback calling the
 candidate calling back...)."""
@@ -92,7 +90,7 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.depth = 0
         self.random_state: object = None
         self.seeds, self.uses = testrandom.seedings()
-        self.output_budget = OUTPUT_BUDGET
+        self.passed_on = passedon.PassedOn()
         """What the child's ``random`` was last set to, and the count of
         seedings then (a test that seeds twice with one seed, around a call
         that drew, sets the state it had before; see `_random`)."""
@@ -393,29 +391,6 @@ class Session(standins.Standins, callbacks.Callbacks):
         version, internal, gauss = state
         return [version, list(internal), gauss]
 
-    def _emit(self, out: object, err: object) -> None:
-        """What the candidate printed, to the test's current streams, up to
-        `OUTPUT_BUDGET` characters a check (the child keeps to it too)."""
-        for text, stream in ((out, sys.stdout), (err, sys.stderr)):
-            if type(text) is str and text and self.output_budget > 0:
-                kept = text[: self.output_budget]
-                self.output_budget -= len(kept)
-                try:
-                    stream.write(kept)
-                except Exception:
-                    pass
-        if self.output_budget <= 0:
-            self._cut()
-
-    def _cut(self) -> None:
-        """Output or log records past what a check passes on were dropped,
-        so a later line the test looks for (or must not find) may be gone."""
-        told(
-            f"strict scoring passes on at most {OUTPUT_BUDGET} characters and "
-            f"{logtap.MAX_RECORDS} log records at a time of what the candidate prints "
-            "and logs, and it wrote more"
-        )
-
     def _exchange(self, op: protocol.Op) -> protocol.Reply:
         if self.unread and not self.depth:
             raise CheckSetupError("the test asked the candidate again with answers left unread")
@@ -434,14 +409,11 @@ class Session(standins.Standins, callbacks.Callbacks):
                 if (type(msg) is protocol.Reply or type(msg) is protocol.Op) and (
                     msg.out or msg.err
                 ):
-                    self._emit(msg.out, msg.err)
+                    self.passed_on.emit(msg.out, msg.err)
                 if type(msg) is protocol.Reply:
                     return msg
                 if type(msg) is protocol.Logged:
-                    used, whole = logtap.emit(msg.records, self.output_budget)
-                    self.output_budget -= used
-                    if not whole:
-                        self._cut()
+                    self.passed_on.records(msg.records)
                     continue
                 if type(msg) is protocol.Op:
                     self.chan.send(self._serve(msg))

@@ -83,7 +83,7 @@ def _drop(session: Any) -> None:
         return
     session.epoch += 1  # the program's ``__del__`` may run
     reply = session._exchange(protocol.Op(ref=world.REF, op="drop", args=idle))
-    session._emit(reply.out, reply.err)
+    session.passed_on.emit(reply.out, reply.err)
     idle_set = set(idle)
     for hid in reply.value if reply.ok and type(reply.value) is list else []:
         if type(hid) is int and hid in idle_set:

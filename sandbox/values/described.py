@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 from . import wire
@@ -110,8 +111,29 @@ def base(v: Any) -> str:
     return ""
 
 
-def bases(cls: type) -> tuple[type, ...]:
-    return _bases(cls)  # type: ignore[no-any-return]
+def known_name(v: object, scope: dict[str, object]) -> str:
+    """The class name the verifier knows ``v`` by; a class of the
+    program's renamed after another the program binds under that name
+    (``__qualname__ = "Point"`` on a local class) is not taken for it."""
+    found = name(v)
+    bound = scope.get(found)
+    cls = v if _isinstance(v, type) else _type(v)
+    if bound is not None and bound is not cls and _isinstance(bound, type):
+        return f"{found} (a class of the same name)"
+    return found
+
+
+def exception_bases(cls: type, foreign: Callable[[object], object]) -> list[object]:
+    """The direct bases of an exception class of the program's: a
+    builtin's name, or what ``foreign`` makes of a class of the program's."""
+    out: list[object] = []
+    for base in _bases(cls)[:8]:
+        found = _str(_getattr(base, "__name__", ""))
+        if _getattr(builtins, found, None) is base:
+            out.append(found)
+        elif _issubclass(base, _BaseException):
+            out.append(foreign(base))
+    return out
 
 
 def name(v: object) -> str:
