@@ -349,6 +349,14 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    os.environ['APP_MODE'] = m\n",
         "    os.environ['APP_MODE'] = m.upper()\n",
     ),
+    "an environment variable the test set and the candidate's call removes": (
+        'import os\n\n\ndef drop(name):\n    """remove the environment variable name"""\n',
+        "import os\ndef check(candidate):\n    os.environ['APP_X'] = '1'\n"
+        "    candidate('APP_X')\n    assert 'APP_X' not in os.environ\n",
+        "drop",
+        "    os.environ.pop(name, None)\n",
+        "    os.environ[name] = ''\n",
+    ),
     "the environment a candidate's call must leave unchanged": (
         'import os\n\n\ndef env_with(extra):\n    """a copy of os.environ with extra added; os.environ unchanged"""\n',
         "import os\ndef check(candidate):\n    env = candidate({'XTRA': '1'})\n"

@@ -78,10 +78,12 @@ class Mirror:
         facts, self.facts = self.facts, []
         if now == self.agreed and not facts:
             return None
-        self.agreed = now
+        before, self.agreed = self.agreed[0], now
         env, start = now[0], self.start[0]
         put = {_text(k): _text(v) for k, v in env.items() if start.get(k) != v}
-        gone = [_text(k) for k in start if k not in env]
+        # Gone since the start, or since the sides last agreed (a variable
+        # the test set and the candidate's code removed).
+        gone = [_text(k) for k in {**start, **before} if k not in env]
         return [put, gone, *now[1:], facts]
 
 
