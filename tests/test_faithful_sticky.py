@@ -181,6 +181,23 @@ FORGED: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "strict scoring: the test measured the threads running",
     ),
+    "the test and the candidate calling each other 300 deep": (
+        'def fact(n, step):\n    """n * step(n - 1), 1 for n == 0"""\n',
+        _d(
+            """
+            import math
+            def check(candidate):
+                def step(k):
+                    return 1 if k == 0 else candidate(k, step)
+                assert candidate(300, step) == math.factorial(300)
+            """
+        ),
+        "fact",
+        "    return 1 if n == 0 else n * step(n - 1)\n",
+        "failed",
+        "passed",
+        "strict scoring: the test's code and the candidate's called each other so deep",
+    ),
     "a slow coroutine under the test's asyncio.wait_for": (
         'async def fetch(x):\n    """x, within 0.2 s"""\n',
         _d(

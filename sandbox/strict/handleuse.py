@@ -23,6 +23,12 @@ def handle_use(exc: BaseException, test_module: str) -> str | None:
     """The named reason for ``exc`` if the test used a candidate's object
     in a way only the live object supports, else None (also when the
     traceback cannot be read: naming never costs a verdict)."""
+    if isinstance(exc, RecursionError) and _nested(exc):
+        return (
+            "strict scoring: the test's code and the candidate's called each other so deep "
+            "that the verifier's recursion limit ran out (each call between the two "
+            "processes costs it several frames, where one program's costs one)"
+        )
     if isinstance(exc, AssertionError) or not isinstance(exc, Exception):
         return None
     try:
@@ -48,6 +54,15 @@ def _named(exc: Exception, frames: list[types.FrameType]) -> str | None:
                 "it stays in the candidate's process"
             )
     return None
+
+
+def _nested(exc: BaseException) -> bool:
+    """Did the recursion run through the channel's own frames, many times?"""
+    try:
+        frames = _frames(exc.__traceback__)
+    except Exception:
+        return False
+    return sum(_module(f).startswith(_SANDBOX) for f in frames) >= 50
 
 
 def _past_test(frames: list[types.FrameType], test_module: str) -> list[types.FrameType]:
