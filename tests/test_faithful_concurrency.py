@@ -268,6 +268,53 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
 _TEST_THREADS = "strict scoring: the test's threads called the candidate's code side by side"
 # name: (prompt, test, entry, answer, strict status, official status, strict reason)
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "the test's producer and consumer threads on the candidate's blocking queue": (
+        'class Channel:\n    """put(x) waits while an item is waiting; get() waits for one."""\n',
+        _d(
+            """
+            import threading
+            def check(candidate):
+                c = candidate()
+                got = []
+                def produce():
+                    for i in range(3):
+                        c.put(i)
+                def consume():
+                    for _ in range(3):
+                        got.append(c.get())
+                threads = [threading.Thread(target=produce), threading.Thread(target=consume)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                assert got == [0, 1, 2]
+            """
+        ),
+        "Channel",
+        _d(
+            """
+            import threading
+            class Channel:
+                def __init__(self):
+                    self.cv = threading.Condition()
+                    self.items = []
+                def put(self, x):
+                    with self.cv:
+                        self.cv.wait_for(lambda: not self.items)
+                        self.items.append(x)
+                        self.cv.notify_all()
+                def get(self):
+                    with self.cv:
+                        self.cv.wait_for(lambda: self.items)
+                        x = self.items.pop()
+                        self.cv.notify_all()
+                        return x
+            """
+        ),
+        "failed",
+        "passed",
+        _TEST_THREADS,
+    ),
     "the test's threads calling a locked counter at once": (
         _COUNTER,
         _FOUR_THREADS,

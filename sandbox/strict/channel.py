@@ -45,14 +45,19 @@ class Channel:
             struct.pack("ll", whole, int((left - whole) * 1e6)),
         )
 
-    def close(self) -> None:
-        """Hang up: the child sees the end at once, and a thread of the
-        test's still waiting for an answer (refused beside another's
-        request) wakes up rather than hold the socket open."""
+    def hang_up(self) -> None:
+        """End the exchange both ways, keeping the socket: a thread of the
+        test's waiting for an answer wakes with the child gone."""
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+    def close(self) -> None:
+        """Hang up: the child sees the end at once, and a thread of the
+        test's still waiting for an answer (refused beside another's
+        request) wakes up rather than hold the socket open."""
+        self.hang_up()
         self.sock.close()
 
     def send(self, msg: object) -> None:

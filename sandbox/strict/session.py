@@ -251,6 +251,9 @@ class Session(standins.Standins, callbacks.Callbacks):
         request at a time; a request of another of the test's threads while
         one is out fails the check (`sidebyside.Threads.overlap`)."""
         if not self.turn.acquire(False):
+            # The request out may wait for ever on what this thread holds
+            # (a queue's other end): the check fails either way.
+            self.chan.hang_up()
             self.threads.overlap()
         self.asking += 1
         try:
