@@ -41,7 +41,7 @@ class Callbacks:
                 tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
             except (wire.NotData, TypeError):
                 return protocol.Reply(ok=True)
-            mirror.take(tree, self.world.start_cwd, told, self.threads.contend, noted)
+            mirror.take(tree, self.world.start_cwd, told, self.threads.contend, Refused.note)
             self.world.sync(tree[0] if type(tree) is list and tree else None)
             return protocol.Reply(ok=True)
         if op.ref == world.REF and op.op == "weak":
@@ -108,11 +108,6 @@ class Callbacks:
                 )
         # The child names it by this number if it raises it on to us.
         return ["e", name, "", None, args, self._own(exc)]
-
-
-def noted(reason: str) -> None:
-    """``reason`` is the failed check's, should it fail (`Refused.note`)."""
-    Refused.note(reason)
 
 
 def _no_reference(value: object) -> object:

@@ -2,10 +2,10 @@
 its own to change (docs/sandbox.md). The candidate's process may read the
 test's files there but not write, rename or remove them (the test could
 then read back what the candidate put in its fixture or its expected
-answer); the test may not write into a name or a directory the
-candidate's process made (the candidate could rewrite it after the test).
-In one program both are the program's own, so a check that fails on the
-rule says so instead of a bare ``PermissionError``.
+answer). In one program the files are the program's own, so a check that
+fails on the rule says so instead of a bare ``PermissionError``. The
+other way (the test writing into a name or a directory the candidate's
+process made) is named where it is refused (`isolation.sharedwd.guard`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import os
 from .outcomes import Refused
 
 _DENIED = (errno.EACCES, errno.EPERM)
-_GUARD = ("the candidate made this name", "a directory the candidate made is on the way")
-"""The ends of the check process's own refusals (`isolation.sharedwd.guard`)."""
 
 
 def note_candidate_denied(exc: BaseException, paths: object = None) -> None:
@@ -48,23 +46,3 @@ def note_candidate_denied(exc: BaseException, paths: object = None) -> None:
                     "the program's own)"
                 )
                 return
-
-
-def test_denied(exc: BaseException) -> str | None:
-    """The reason for a check that failed on the check process's refusal to
-    write into a name or directory the candidate's process made (on ``exc``
-    or an exception it was raised while handling), else None."""
-    seen = 0
-    at: BaseException | None = exc
-    while at is not None and seen < 8:
-        text = str(at.args[0]) if isinstance(at, PermissionError) and at.args else ""
-        if type(at) is PermissionError and text.endswith(_GUARD):
-            path, _, why = text.rpartition(": ")
-            return (
-                f"strict scoring: the test may not write {path[-200:]}: {why}, which the "
-                "candidate's process could rewrite after the test (in one program it is "
-                "the test's own)"
-            )
-        at = at.__context__
-        seen += 1
-    return None

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import sys
 
+from ..process.childio import OUTPUT_BUDGET
 from ..values import logtap
 from .outcomes import told
-
-OUTPUT_BUDGET = 1 << 20
-"""Characters of the candidate's output and log records a check passes on."""
 
 
 class PassedOn:

@@ -82,8 +82,7 @@ class Threads:
         (it could wait for ever on what the other's holds)."""
         global overlapped
         overlapped = True
-        self.refuse(TEST_REASON)
-        raise Refused(TEST_REASON)
+        raise Refused(TEST_REASON)  # kept, as every refusal is (`Refused.told`)
 
     def _check(self) -> None:
         if self.contended and self.waited:
