@@ -2,7 +2,7 @@
 judges it: a test's ``except SystemExit`` and ``assertRaises(SystemExit)``
 catch it (its ``code`` as the candidate gave it), and one no clause of the
 test's catches fails the check, whatever its code (``LIMITS``: in strict
-scoring ``sys.exit(0)`` is never a pass).
+scoring ``sys.exit(0)`` is never a pass, nor is a ``unittest.SkipTest``).
 
 Each shape is a problem with a right and a wrong answer, scored in one
 strict and one official run (`test_faithful.score_both`)."""
@@ -102,6 +102,22 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     ),
 }
 
+_SUITE = _d(
+    """
+    import io, unittest
+    class T(unittest.TestCase):
+        def test_counts(self):
+            self.assertEqual(run([1, 2]), 2)
+    def check(candidate):
+        res = unittest.TextTestRunner(stream=io.StringIO()).run(
+            unittest.defaultTestLoader.loadTestsFromTestCase(T))
+        assert res.wasSuccessful(), res.failures + res.errors
+    """
+)
+"""A suite a company writes: a skipped method (or one unittest's own stop
+signal ends) counts as a success, in one program too, so the candidate's
+code that raises them would pass it without computing anything."""
+
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
     "sys.exit(0) that no clause of the test's catches": (
@@ -112,6 +128,24 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "failed",
         "SystemExit: 0",
+    ),
+    "unittest.SkipTest the candidate raises, in a suite the test runs": (
+        _RUN,
+        _SUITE,
+        "run",
+        "    import unittest\n    raise unittest.SkipTest('later')\n",
+        "failed",
+        "passed",
+        "the candidate raised SkipTest, which would skip the test's checks",
+    ),
+    "unittest's own stop signal the candidate raises": (
+        _RUN,
+        _SUITE,
+        "run",
+        "    import unittest.case\n    raise unittest.case._ShouldStop()\n",
+        "failed",
+        "passed",
+        "the candidate raised _ShouldStop, which would skip the test's checks",
     ),
 }
 

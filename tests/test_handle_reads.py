@@ -1,7 +1,10 @@
 """A value the candidate returns is read once, while its call is timed, and
 kept until the candidate's code may run again: a child that answers each
-read of a builtin subclass differently, or does its work only when the test
-reads the value, gets nothing for it (red-team findings, kept as tests)."""
+read of a builtin subclass (or each ``float()`` of its own object)
+differently, or does its work only when the test reads the value, gets
+nothing for it, and an operator of a class the problem does not define
+does not decide the test's tolerance check (red-team findings, kept as
+tests)."""
 
 from __future__ import annotations
 
@@ -88,6 +91,75 @@ def check(count):
 """
 
 
+# A "root" that is a root whenever the test evaluates the polynomial at
+# it: its ``float()`` answers 0, then -xs[0]/xs[1], then 0, counted apart
+# for the prompt's own ``poly`` (which the program's copy must match) and
+# for the verifier's reads.
+FRAME_ROOT = """
+import sys
+class Root:
+    def __init__(self, xs):
+        self.xs, self.n = xs, {}
+    def __float__(self):
+        here = sys._getframe(1).f_code.co_name
+        i = self.n.get(here, 0)
+        self.n[here] = i + 1
+        return -self.xs[0] / self.xs[1] if i == 1 else 0.0
+def find_zero(xs):
+    return Root(xs)
+"""
+
+POLY = """
+import math
+def poly(xs, x):
+    return sum([c * math.pow(x, i) for i, c in enumerate(xs)])
+"""
+
+POLY_TEST = """
+def check(find_zero):
+    for xs in ([-6, 11, -6, 1], [1, 2, 3, -4]):
+        assert abs(poly(xs, find_zero(xs))) < 1e-4
+"""
+
+# An answer whose subtraction says it is within any tolerance.
+ZERO_DIFF = """
+class Zero:
+    def __sub__(self, other):
+        return 0.0
+    def __rsub__(self, other):
+        return 0.0
+def mad(xs):
+    return Zero()
+"""
+
+MAD_TEST = """
+def check(mad):
+    assert abs(mad([1.0, 2.0, 3.0]) - 2.0 / 3.0) < 1e-6
+"""
+
+# An honest object with a number of its own that changes with its method.
+HONEST_NUMBER = """
+class Estimate:
+    def __init__(self):
+        self.v = 1.0
+    def refine(self):
+        self.v = 2.0
+    def __float__(self):
+        return self.v
+def estimate():
+    return Estimate()
+"""
+
+NUMBER_TEST = """
+import math
+def check(estimate):
+    e = estimate()
+    assert float(e) == 1.0 and math.pow(e, 2) == 1.0
+    e.refine()
+    assert float(e) == 2.0 and math.pow(e, 2) == 4.0
+"""
+
+
 def check_strict(program: str, setup: str, entry: str, prelude: str = "") -> tuple[str, str]:
     """(status, reason) of one strict check: ``check(entry)`` after
     `setup` (and the prompt `prelude`) in the verifier, `program` in a child."""
@@ -115,4 +187,19 @@ def test_work_put_off_until_the_value_is_read_counts_in_the_call() -> None:
 
 def test_honest_subclass_values_compare_and_follow_their_own_changes() -> None:
     status, reason = check_strict(HONEST, HONEST_TEST, "count")
+    assert status == "passed", reason
+
+
+def test_a_number_that_changes_between_conversions_is_read_once() -> None:
+    status, reason = check_strict(FRAME_ROOT, POLY_TEST, "find_zero", POLY)
+    assert status == "failed", reason
+
+
+def test_an_operator_of_a_class_the_problem_does_not_define_is_refused() -> None:
+    status, reason = check_strict(ZERO_DIFF, MAD_TEST, "mad")
+    assert status == "failed" and "__sub__, an operator of a class" in reason, reason
+
+
+def test_an_honest_number_follows_its_own_changes() -> None:
+    status, reason = check_strict(HONEST_NUMBER, NUMBER_TEST, "estimate")
     assert status == "passed", reason

@@ -6,13 +6,22 @@ methods) or to the prompt's twin of the object, and never runs the
 candidate's operators: an ordering is a question the test judges. A
 handle with neither refuses (`handles.Handle._value`).
 
-Arithmetic (``+``, ``@``, ``|``, ``abs()``, ``float()``, ...) is a
-computation, not a verdict: on a subclass of a builtin type, or an object
-whose prompt class defines the operator, it is the builtin's or the
-prompt's; otherwise it is what the candidate's own class computes, as a
-method call is (``a + b`` asks ``a.__add__(b)`` in the child, `arith`),
-and its result crosses as any value does, for the test to judge with its
-own ``==``.
+Arithmetic (``+``, ``@``, ``|``, ``abs()``, ...) is a computation, not a
+verdict: on a subclass of a builtin type, or an object whose prompt class
+defines the operator, it is the builtin's or the prompt's; on a class the
+prompt declares and the completion completes, it is what the candidate's
+class computes, as a method call is (``a + b`` asks ``a.__add__(b)`` in
+the child, `arith`), and its result crosses as any value does, for the
+test to judge with its own ``==``. On a class the prompt does not know, an
+operator would let the candidate answer the test's own tolerance check
+(``abs(r - expected) < 1e-6`` with a ``__sub__`` that returns 0), so it
+is refused.
+
+A conversion (``float()``, ``int()``, ``round()``, ...) of an object with
+no builtin value is the candidate's own number for it, read once until the
+candidate's code may have run for another reason: one program's object
+gives one number between two uses, and a "root" that answers each
+``float()`` of a polynomial's evaluation differently must not be believed.
 """
 
 from __future__ import annotations
@@ -72,7 +81,9 @@ def install(cls: Any) -> None:
 
         def converted(self: Any, *more: Any) -> Any:
             if own(self, f"__{name}__"):
-                return _checked(name, self._ask("operator", [name, *more]))
+                if name in arith.CONVERSIONS:
+                    return _read_once(self, name, list(more))
+                return self._ask("operator", [name, *more])
             return fn(self._value(f"{name}()"), *more)
 
         return converted
@@ -93,11 +104,30 @@ def install(cls: Any) -> None:
 def own(handle: Any, dunder: str) -> bool:
     """Is ``dunder`` of this handle the candidate's own computation: an
     object with no builtin value whose prompt class (if it has one) does
-    not define it?"""
+    not define it? An operator of a class the prompt does not know is
+    refused (see the module docstring); a conversion is not."""
     if handle._base is not None:
         return False
     twin = handle._session.twins.get(handle._name)
-    return not isinstance(twin, type) or skeleton.declared_only(twin, dunder)
+    if isinstance(twin, type):
+        return skeleton.declared_only(twin, dunder)
+    if dunder[2:-2] not in arith.CONVERSIONS:
+        handle._refuse(f"{dunder}, an operator of a class the problem does not define,")
+    return True
+
+
+def _read_once(handle: Any, name: str, more: list[Any]) -> Any:
+    """The candidate's conversion ``name`` of ``handle``, asked of the
+    child once until the candidate's code may have run again (another
+    request moved the session's epoch)."""
+    key = repr([name, *more])
+    epoch, seen = handle._conv
+    if epoch != handle._session.epoch:
+        seen = {}
+    if key not in seen:
+        seen[key] = _checked(name, handle._ask("operator", [name, *more]))
+        object.__setattr__(handle, "_conv", (handle._session.epoch, seen))  # the ask moved it
+    return seen[key]
 
 
 def _checked(name: str, got: Any) -> Any:

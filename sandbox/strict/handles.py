@@ -91,7 +91,7 @@ class Handle:
     # No docstring: ``__doc__`` is the program's object's (a decorator's
     # wrapper that copies its function's), read from the child.
 
-    __slots__ = ("__weakref__", "_base", "_flags", "_hid", "_name", "_read", "_session")
+    __slots__ = ("__weakref__", "_base", "_conv", "_flags", "_hid", "_name", "_read", "_session")
 
     @property
     def __doc__(self) -> Any:  # type: ignore[override]
@@ -104,6 +104,7 @@ class Handle:
         object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_read", (-1, _no_value))
+        object.__setattr__(self, "_conv", (-1, {}))
 
     def _ask(self, op: str, args: object = None) -> Any:
         return self._session.ask(self._hid, op, args)

@@ -170,6 +170,12 @@ class Standins:
             cls = self._handle(cls_tree)
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
             return CandidateError(_describe(type_name, args))
+        if _skips(cls):
+            return CandidateError(
+                told(
+                    f"strict scoring: the candidate raised {type_name}, which would skip the test's checks"
+                )
+            )
         if issubclass(cls, SystemExit):  # the test's ``except SystemExit`` sees it
             try:
                 return _exit_class(cls)(*args)
@@ -187,6 +193,15 @@ class Standins:
             return made
         except Exception:
             return CandidateError(_describe(type_name, args))
+
+
+def _skips(cls: type[BaseException]) -> bool:
+    """Is ``cls`` an exception with which ``unittest`` skips or silently
+    ends a test method (where the test imported it)? Raised by the
+    candidate's code, it would pass a suite without computing anything."""
+    case = sys.modules.get("unittest.case")
+    skips = (getattr(case, "SkipTest", None), getattr(case, "_ShouldStop", None))
+    return any(isinstance(k, type) and issubclass(cls, k) for k in skips)
 
 
 def _exit_class(cls: type[BaseException]) -> type[BaseException]:
