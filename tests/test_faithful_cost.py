@@ -2,7 +2,9 @@
 object times the number of calls, judged within the default budget as the
 single program judges them: an object holding a large public dict of its
 own objects that the test calls thousands of times (a read of a method is
-not a read of the fields of everything the object reaches).
+not a read of the fields of everything the object reaches), and a deep tree
+whose nodes link to their parents, walked down (each new node's batch of
+fields leaves out the way back up, which the verifier already has).
 
 The figures live in ``bench/``; here only the verdicts."""
 
@@ -54,6 +56,45 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "Registry",
         _RIGHT,
         _WRONG,
+    ),
+    "a 1,500-deep tree whose nodes link to their parents, walked down and up": (
+        _d(
+            """
+            class Dept:
+                def __init__(self, code):
+                    self.code = code
+                    self.parent = None
+                    self.subs = []
+
+
+            def org_chart(pairs):
+                \"\"\"pairs: (code, parent code or None), parents first. Link
+                each Dept to its parent and list it in the parent's subs;
+                return the root.\"\"\"
+            """
+        ),
+        _d(
+            """
+            def check(candidate):
+                pairs = [("d0", None)] + [(f"d{i}", f"d{i - 1}") for i in range(1, 1500)]
+                root = candidate(pairs + [("x", "d1499")])
+                node = root
+                while node.subs:
+                    node = node.subs[0]
+                assert node.code == "x"
+                up = 0
+                while node.parent is not None:
+                    node, up = node.parent, up + 1
+                assert up == 1500 and node is root
+            """
+        ),
+        "org_chart",
+        "    made = {}\n    for code, parent in pairs:\n        made[code] = d = Dept(code)\n"
+        "        if parent is not None:\n            d.parent = made[parent]\n"
+        "            made[parent].subs.append(d)\n    return made[pairs[0][0]]\n",
+        "    made = {}\n    for code, parent in pairs:\n        made[code] = d = Dept(code)\n"
+        "        if parent is not None:\n            d.parent = made[parent]\n"
+        "            made[pairs[0][0]].subs.append(d)\n    return made[pairs[0][0]]\n",
     ),
 }
 

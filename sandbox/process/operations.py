@@ -31,6 +31,26 @@ _copy = copy.copy
 _deepcopy = copy.deepcopy
 
 
+_sent: dict[str, tuple[int, set[int]]] = {}
+"""Per batched read, the verifier's epoch and the objects already given."""
+
+
+def _batch(name: str, args: Any) -> tuple[int, set[int]]:
+    """The most objects a batched read gives, and the ids of the objects
+    it gave since the verifier's epoch last moved (``args``: ``[most,
+    epoch]``), which the verifier still has: a walk down a tree whose
+    nodes link to their parents would otherwise bring the whole way back
+    up with each new node, a cost that grows with the square of the depth."""
+    if _type(args) is not list or _len(args) != 2 or _type(args[1]) is not int:
+        raise TypeError("malformed batched read")
+    most = args[0] if _type(args[0]) is int and 0 < args[0] <= fieldsof.MOST else 1
+    epoch, sent = _sent.get(name, (-1, set()))
+    if epoch != args[1]:
+        sent = set()
+        _sent[name] = (args[1], sent)
+    return most, sent
+
+
 def _program_plain(obj: object) -> bool:
     """An instance of a class of the program's own, read by Python's own
     attribute lookup: a library's object (a ``WeakSet`` and the set of weak
@@ -86,11 +106,11 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
     if name == "state":
         return described.state(target)
     if name == "states":  # see `fieldsof.states_of`: none of the program's code runs
-        most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
-        return fieldsof.states_of(target, most, described.state)
+        most, sent = _batch(name, args)
+        return fieldsof.states_of(target, most, described.state, sent)
     if name == "fields":  # see `fieldsof`: none of the program's code runs
-        most = args if _type(args) is int and 0 < args <= fieldsof.MOST else 1
-        return fieldsof.fields_of(target, most, _program_plain)
+        most, sent = _batch(name, args)
+        return fieldsof.fields_of(target, most, _program_plain, sent)
     if name == "operator":  # the candidate's own arithmetic (`handlemath`)
         return arith.compute(target, args)
     if name == "copy":  # ``copy.copy`` of the object: its class's own code

@@ -7,7 +7,9 @@ an object brings what the child's op (``fields``: public data attributes,
 ``states``: all of them) gives for it and for the objects it reaches,
 breadth first (`values.fieldsof`), 16 objects, then twice as many on each
 next read up to 4,096, and these answer reads until the session's epoch
-moves (any request that may run the candidate's code).
+moves (any request that may run the candidate's code). Each request names
+the epoch, and the child leaves out (and does not walk through) what it
+gave since that epoch began, which the verifier still keeps.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Batched:
             self.epoch, self.size = session.epoch, fieldsof.FIRST
         found = self.known.get(hid)
         if found is None:
-            got = session.ask(hid, self.op, self.size)
+            got = session.ask(hid, self.op, [self.size, self.epoch])
             self.size = min(self.size * 2, fieldsof.MOST)
             for item in got[: fieldsof.MOST] if type(got) is list else ():
                 if type(item) is list and len(item) == 2 and type(item[1]) is dict:

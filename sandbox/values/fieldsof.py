@@ -26,6 +26,8 @@ _callable = callable
 _isinstance = isinstance
 _str = str
 _dict = dict
+_list = list
+_tuple = tuple
 _deque = collections.deque
 _object_getattribute = object.__getattribute__
 MOST = 4096
@@ -48,12 +50,18 @@ def plain(obj: Any) -> bool:
     )
 
 
-def fields_of(target: Any, most: int, ok: Callable[[Any], bool]) -> list[list[Any]] | None:
+def fields_of(
+    target: Any, most: int, ok: Callable[[Any], bool], sent: set[int] | None = None
+) -> list[list[Any]] | None:
     """``[[object, {name: value}], ...]``: ``target``'s fields and those of
     the objects ``ok`` accepts that it reaches through them, ``most``
-    objects in all; None if ``ok`` does not accept ``target``."""
+    objects in all; None if ``ok`` does not accept ``target``. With
+    ``sent`` (the ids the other side already has, which this call adds
+    to), those are left out and not walked through, and the items of a
+    list or tuple field are reached too (a tree's ``children``)."""
     out: list[list[Any]] = []
-    seen, todo = {_id(target)}, _deque([target])
+    seen = {_id(target)} if sent is None else {_id(target), *sent}
+    todo = _deque([target])
     while todo and _len(out) < most:
         obj = todo.popleft()
         if not ok(obj):
@@ -70,27 +78,45 @@ def fields_of(target: Any, most: int, ok: Callable[[Any], bool]) -> list[list[An
             and not _hasattr(cls, k)
         }
         out.append([obj, found])
-        for v in found.values():
+        for v in _reached(found, sent is not None):
             if _id(v) not in seen and _hasattr(v, "__dict__"):
                 seen.add(_id(v))
                 todo.append(v)
+    if sent is not None:
+        sent.update(_id(item[0]) for item in out)
     return out
 
 
-def states_of(target: Any, most: int, state: Callable[[Any], dict[str, Any]]) -> list[list[Any]]:
+def _reached(found: dict[str, Any], into: bool) -> list[Any]:
+    """The values of ``found``, and with ``into`` the items of those that
+    are lists or tuples (at most `MOST` of each)."""
+    out = list(found.values())
+    if into:
+        for v in found.values():
+            if _type(v) is _list or _type(v) is _tuple:
+                out.extend(v[:MOST])
+    return out
+
+
+def states_of(
+    target: Any, most: int, state: Callable[[Any], dict[str, Any]], sent: set[int] | None = None
+) -> list[list[Any]]:
     """``[[object, state], ...]``: ``target``'s whole ``state`` (private
     attributes and slots included) and that of the objects it reaches
     through it that `plain` accepts, breadth first, ``most`` objects in all:
     a prompt's linked list compared with the program's is read in a few
-    requests, not one per node."""
+    requests, not one per node. ``sent`` as for `fields_of`."""
     out: list[list[Any]] = []
-    seen, todo = {_id(target)}, _deque([target])
+    seen = {_id(target)} if sent is None else {_id(target), *sent}
+    todo = _deque([target])
     while todo and _len(out) < most:
         obj = todo.popleft()
         found = state(obj)
         out.append([obj, found])
-        for v in found.values():
+        for v in _reached(found, sent is not None):
             if _id(v) not in seen and plain(v):
                 seen.add(_id(v))
                 todo.append(v)
+    if sent is not None:
+        sent.update(_id(item[0]) for item in out)
     return out
