@@ -1,7 +1,9 @@
 """Where what the candidate's code logs or prints cannot reach the test as
 in one program, the failed check says so: a logger the candidate's code
 gives a handler of its own in its process (the test's logger of that name
-has none), and output past the check's budget, which is dropped.
+has none), and output past the check's budget, which is dropped. What
+does reach it (``SHAPES``) is judged alike: a record's ``extra=``
+attributes that the test's handler reads.
 
 Each case is a problem with one honest answer, scored in one strict and
 one official run (`test_faithful.score_both`)."""
@@ -9,9 +11,50 @@ one official run (`test_faithful.score_both`)."""
 from __future__ import annotations
 
 import pytest
-from test_faithful import _d, judged_as_listed, score_both
+from test_faithful import _d, judged_alike, judged_as_listed, score_both
 
 from aioeval.types import CandidateResult
+
+# name: (prompt, test, entry, right answer, wrong answer)
+SHAPES: dict[str, tuple[str, str, str, str, str]] = {
+    "a record's extra= attributes, read by the test's own handler": (
+        "import logging\n\n\ndef charge(order_id, cents):\n"
+        '    """Log "charged" at INFO on the "shop.pay" logger with extra fields'
+        ' order_id and cents; refuse (log "refused" at ERROR, same fields) when'
+        ' cents <= 0. Returns cents > 0."""\n',
+        _d(
+            """
+            import logging
+            class Keep(logging.Handler):
+                def __init__(self):
+                    super().__init__()
+                    self.seen = []
+                def emit(self, record):
+                    self.seen.append((record.levelname, record.getMessage(),
+                                      record.order_id, record.cents))
+            def check(candidate):
+                keep = Keep()
+                shop = logging.getLogger("shop")
+                shop.addHandler(keep)
+                shop.setLevel(logging.DEBUG)
+                try:
+                    assert candidate("A1", 250) is True
+                    assert candidate("A2", 0) is False
+                finally:
+                    shop.removeHandler(keep)
+                assert keep.seen == [("INFO", "charged", "A1", 250),
+                                     ("ERROR", "refused", "A2", 0)], keep.seen
+            """
+        ),
+        "charge",
+        "    log = logging.getLogger('shop.pay')\n    ok = cents > 0\n"
+        "    (log.info if ok else log.error)('charged' if ok else 'refused',"
+        " extra={'order_id': order_id, 'cents': cents})\n    return ok\n",
+        "    log = logging.getLogger('shop.pay')\n    ok = cents > 0\n"
+        "    (log.info if ok else log.error)('charged' if ok else 'refused',"
+        " extra={'order_id': order_id, 'cents': abs(cents)})\n    return cents >= 0\n",
+    ),
+}
 
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
@@ -63,7 +106,7 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
 def verdicts(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, dict[tuple[str, int], CandidateResult]]:
-    return score_both(tmp_path_factory.mktemp("output"), {}, LIMITS)
+    return score_both(tmp_path_factory.mktemp("output"), SHAPES, LIMITS)
 
 
 @pytest.mark.parametrize("name", list(LIMITS))
@@ -71,3 +114,10 @@ def test_output_that_cannot_reach_the_test_is_named(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
     judged_as_listed(verdicts, name, LIMITS)
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_what_reaches_the_test_is_judged_alike(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_alike(verdicts, name)

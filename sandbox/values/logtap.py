@@ -8,6 +8,8 @@ test's process state (`world`), so a record is emitted there when it would
 be in one program. In the verifier, `emit` hands each record to the
 test's logger of that name, if it is enabled for the record's level: the
 test's handlers (``assertLogs``, a ``caplog``-style handler) see it.
+The attributes a call's ``extra=`` gave the record cross with it where
+their values are numbers, strings, booleans or None.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from . import warntap
 MAX_RECORDS = 1000
 """Records kept between two messages (the rest are dropped)."""
 MAX_TEXT = 10_000
+MAX_EXTRA = 20
+"""Attributes of a record's ``extra=`` that cross with it."""
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+_SCALARS = (int, float, bool, str, type(None))
 _len = len
 _type = type
 
@@ -41,13 +47,40 @@ class _Tap(logging.Handler):
             )
             self.budget[0] -= _len(text)
             fields = [record.name, record.levelno, text, record.funcName, record.lineno]
-            self.records.append([*map(_plain, fields), _plain(trace)])
+            self.records.append([*map(_plain, fields), _plain(trace), _extra(record)])
         except Exception:
             pass
 
     def take(self) -> list[list[Any]]:
         records, self.records = self.records, []
         return records
+
+
+def _extra(record: logging.LogRecord) -> list[list[Any]]:
+    """``[[name, value], ...]``: what ``extra=`` added to ``record``."""
+    out = []
+    for key, value in record.__dict__.items():
+        if key not in _STANDARD and _type(value) in _SCALARS and _len(out) < MAX_EXTRA:
+            out.append([str(key)[:100], value[:MAX_TEXT] if _type(value) is str else value])
+    return out
+
+
+def _extras(items: Any) -> dict[str, Any]:
+    """In the verifier: the child's ``extra=`` attributes that a record of
+    its own may take (names no record or its class already has)."""
+    out: dict[str, Any] = {}
+    for item in items[:MAX_EXTRA] if type(items) is list else ():
+        if type(item) is list and len(item) == 2 and type(item[0]) is str:
+            key, value = item
+            if (
+                key.isidentifier()
+                and not key.startswith("_")
+                and key not in _STANDARD
+                and not hasattr(logging.LogRecord, key)
+                and type(value) in _SCALARS
+            ):
+                out[key] = value
+    return out
 
 
 def _plain(v: Any) -> Any:
@@ -126,9 +159,9 @@ def emit(records: Any, budget: int) -> tuple[int, bool]:
     if type(records) is not list:
         return used, True
     for item in records[:MAX_RECORDS]:
-        if type(item) is not list or len(item) != 6:
+        if type(item) is not list or len(item) != 7:
             continue
-        name, level, text, func, line, trace = item
+        name, level, text, func, line, trace, extra = item
         if type(name) is not str or type(level) is not int or type(text) is not str:
             continue
         if used + len(text) > budget:
@@ -142,6 +175,7 @@ def emit(records: Any, budget: int) -> tuple[int, bool]:
             continue
         record = logging.makeLogRecord(
             {
+                **_extras(extra),
                 "name": name[:200],
                 "levelno": level,
                 "levelname": logging.getLevelName(level),
