@@ -193,8 +193,8 @@ class Session(standins.Standins, callbacks.Callbacks):
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.
             made._plain()
-        elif isinstance(self.twins.get(made._name), enum.EnumMeta) and not flags & IS_CLASS:
-            member = made._plain()  # the prompt's member itself: ``is`` holds too
+        if isinstance(self.twins.get(made._name), enum.EnumMeta) and not flags & IS_CLASS:
+            member = members.as_prompt_member(made)  # the prompt's member: ``is`` holds too
             if member is not twins.NO_VALUE:
                 self.handles[hid] = member
                 self.members[id(member)] = hid

@@ -80,19 +80,40 @@ def tap(budget: list[int]) -> _Tap:
 HANDLED: list[str] = []
 """In the child: loggers the candidate's code gave a handler (by name, in
 order, at most 8), which the test's loggers of those names lack."""
+_seen: dict[str, tuple[int, ...] | None] = {}
+"""In the child: each logger's handlers as last looked at, by identity."""
+
+
+def _handlers(lg: object) -> tuple[int, ...] | None:
+    found = getattr(lg, "handlers", None)
+    return tuple(map(id, found)) if _type(found) is list else None
+
+
+def _loggers() -> list[tuple[str, object]]:
+    known = logging.Logger.manager.loggerDict
+    found = [(str(n), lg) for n, lg in list(known.items()) if isinstance(lg, logging.Logger)]
+    return [("root", logging.root), *found]
 
 
 def _watch_handlers() -> None:
-    """Note each logger the candidate's code adds a handler to
-    (``addHandler``, which ``basicConfig`` and ``dictConfig`` use too)."""
-    add = logging.Logger.addHandler
+    """Take each logger's handlers as they are before the program loads."""
+    _seen.update((n, _handlers(lg)) for n, lg in _loggers())
 
-    def add_handler(self: logging.Logger, hdlr: logging.Handler) -> None:
-        if _len(HANDLED) < 8 and self.name not in HANDLED:
-            HANDLED.append(str(self.name)[:200])
-        add(self, hdlr)
 
-    logging.Logger.addHandler = add_handler  # type: ignore[method-assign]
+def look() -> None:
+    """In the child, before each message: note each logger whose handlers
+    the candidate's code changed since the last look, however it did
+    (``addHandler``, which ``basicConfig`` and ``dictConfig`` use,
+    ``handlers[:] = [...]``, ``handlers.append``), into `HANDLED`."""
+    try:
+        for name, lg in _loggers():
+            now = _handlers(lg)
+            if now != _seen.get(name, ()):
+                _seen[name] = now
+                if _len(HANDLED) < 8 and name not in HANDLED:
+                    HANDLED.append(name[:200])
+    except Exception:  # the candidate's code replaced logging's own machinery
+        pass
 
 
 def levels() -> tuple[tuple[str, int], ...] | None:
