@@ -204,6 +204,30 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    return Unit(s.rstrip('~')[-2:]), Kind.FLUID if s.endswith('~') else Kind.SOLID\n",
         "    return Unit(s.rstrip('~')[-2:]), Kind.SOLID\n",
     ),
+    "a prompt's enum class the test passes to the candidate": (
+        _d(
+            '''
+            from enum import IntEnum
+
+            class Prio(IntEnum):
+                LOW = 1
+                HIGH = 3
+
+            def parse(s, cls):
+                """the member of enum cls named s (any case), or s if it is one"""
+            '''
+        ),
+        _d(
+            """
+            def check(candidate):
+                assert candidate("low", Prio) is Prio.LOW and candidate(Prio.HIGH, Prio) is Prio.HIGH
+                assert type(candidate("High", Prio)) is Prio
+            """
+        ),
+        "parse",
+        "    return s if isinstance(s, cls) else cls[s.upper()]\n",
+        "    return s if isinstance(s, cls) else cls[s]\n",
+    ),
     "namedtuple of the prompt unpacked and indexed": (
         'from typing import NamedTuple\n\n\nclass Pt(NamedTuple):\n    x: int\n    y: int\n\n\ndef mid(a, b):\n    """midpoint Pt"""\n',
         "def check(candidate):\n    m = candidate(Pt(0, 0), Pt(2, 4))\n    x, y = m\n    assert (x, y) == (1, 2) and m[1] == 2 and m._asdict() == {'x': 1, 'y': 2} and m == Pt(1, 2)\n    assert isinstance(m, tuple)\n",

@@ -76,7 +76,8 @@ def as_prompt_enum(session: Any, value: Any, trusted: type) -> Any:
     name and value in order (the program kept the prompt's enum, or wrote
     it out again), else ``value``. Its members already cross as the
     prompt's, so ``type(k) is Priority`` and ``Priority(4)`` then hold as
-    in one program. An enum the prompt only declares (a stub method) or
+    in one program; passed to the candidate's code, it is the program's
+    enum again. An enum the prompt only declares (a stub method) or
     with aliases stays the program's: its methods or names may be the
     completion's."""
     twin = session.twins.get(trusted.__qualname__)
@@ -95,5 +96,7 @@ def as_prompt_enum(session: Any, value: Any, trusted: type) -> Any:
     except (Exception, Refused):
         Refused.first, Refused.told = first, told
         return value
-    same = len(found) == len(known) and all(map(operator.is_, found, known))
-    return twin if same else value
+    if len(found) != len(known) or not all(map(operator.is_, found, known)):
+        return value
+    session.members[id(twin)] = value._hid  # passed to the child: the program's enum
+    return twin
