@@ -148,6 +148,38 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    def wrapper(*a, **k):\n        return fn(*a, **k)\n    wrapper.__wrapped__ = fn\n"
         "    return wrapper\n",
     ),
+    "async for over the candidate's async generator": (
+        "import asyncio\n\n\nasync def ticker(values):\n"
+        '    """(index, value) pairs of values, stopping before the first None"""\n',
+        _d(
+            """
+            import asyncio
+            def check(candidate):
+                async def take(vals):
+                    return [x async for x in candidate(vals)]
+                assert asyncio.run(take(["a", "b", None, "c"])) == [(0, "a"), (1, "b")]
+                assert asyncio.run(take([])) == []
+            """
+        ),
+        "ticker",
+        _body(
+            """
+            for i, v in enumerate(values):
+                await asyncio.sleep(0)
+                if v is None:
+                    return
+                yield i, v
+            """
+        ),
+        _body(
+            """
+            for i, v in enumerate(values):
+                await asyncio.sleep(0)
+                if v is not None:
+                    yield i, v
+            """
+        ),
+    ),
     "lru_cache decorator on the entry": (
         'def ways(n):\n    """stairs 1 or 2"""\n',
         "def check(candidate):\n    assert candidate(50) == 20365011074\n    assert candidate.cache_info().hits >= 0\n",

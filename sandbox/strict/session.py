@@ -32,7 +32,9 @@ from . import (
     twins,
     weakheld,
 )
+from .handleaiter import AsyncIterHandle
 from .handles import (
+    ASYNC_ITERABLE,
     BASES,
     COROUTINE,
     EXC_CLASS,
@@ -188,6 +190,7 @@ class Session(standins.Standins, callbacks.Callbacks):
             self.handles[hid] = made
             return made
         kind = CoroutineHandle if flags & COROUTINE else Handle
+        kind = AsyncIterHandle if flags & ASYNC_ITERABLE and kind is Handle else kind
         made = self.handles[hid] = kind(self, hid, flags, BASES.get(base), name[:200])
         if made._base is not None:
             # Read now, while the request that returned it is still timed:

@@ -26,7 +26,7 @@ CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, 
     64,
     128,
 )
-ORDERS, CONTAINS, COROUTINE, GENERATOR = 256, 512, 1024, 2048
+ORDERS, CONTAINS, COROUTINE, GENERATOR, ASYNC_ITERABLE = 256, 512, 1024, 2048, 4096
 """The handle flags of `handles` (kept in step by a test)."""
 _BUILTIN_BASES = (
     bool,
@@ -90,6 +90,8 @@ def flags(v: Any) -> int:
         flags |= COROUTINE
     if _type(v) is _GeneratorType:
         flags |= GENERATOR
+    if _hasattr(t, "__aiter__") or _hasattr(t, "__anext__"):
+        flags |= ASYNC_ITERABLE
     if _isinstance(v, type):
         flags |= IS_CLASS | DEFAULT_EQ | DEFAULT_HASH | ALWAYS_TRUE
         if _issubclass(v, _BaseException):
