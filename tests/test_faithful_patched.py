@@ -66,6 +66,38 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    t = datetime.date.today()\n    week = t.isocalendar()[1]\n"
         "    return '%s W%d' % (t - datetime.timedelta(days=t.isoweekday()), week)\n",
     ),
+    "subprocess.run patched to return the test's CompletedProcess": (
+        "import subprocess\n\n\ndef branch(repo):\n"
+        '    """git\'s current branch of repo (subprocess.run, text output); RuntimeError\n'
+        '    with the stripped stderr on a non-zero return code"""\n',
+        _d(
+            """
+            import subprocess
+            from unittest import mock
+            def check(candidate):
+                ok = subprocess.CompletedProcess(['git'], 0, 'main\\n', '')
+                with mock.patch('subprocess.run', return_value=ok):
+                    assert candidate('/r') == 'main'
+                bad = subprocess.CompletedProcess(['git'], 128, '', 'fatal: no repo\\n')
+                with mock.patch('subprocess.run', return_value=bad):
+                    try:
+                        candidate('/r')
+                    except RuntimeError as e:
+                        assert str(e) == 'fatal: no repo'
+                    else:
+                        raise AssertionError('no RuntimeError')
+            """
+        ),
+        "branch",
+        "    p = subprocess.run(['git', '-C', repo, 'branch', '--show-current'],"
+        " capture_output=True, text=True)\n"
+        "    try:\n        p.check_returncode()\n"
+        "    except subprocess.CalledProcessError:\n        raise RuntimeError(p.stderr.strip())\n"
+        "    return p.stdout.strip()\n",
+        "    p = subprocess.run(['git', '-C', repo, 'branch', '--show-current'],"
+        " capture_output=True, text=True)\n"
+        "    return p.stdout.strip()\n",
+    ),
 }
 
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
