@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import wire
+from . import stdexc, wire
 
 CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, IS_CLASS = (
     1,
@@ -297,8 +297,9 @@ def rebuild_exception(t: list[Any], peer: Any) -> BaseException:
     if not (_isinstance(cls, type) and _issubclass(cls, _Exception)):
         cls = _Exception
     args = peer.codec().decode(t[4])
+    exc = stdexc.made(t[3], cls, tuple(args), peer.codec().decode)
     try:
-        exc = cls(*args)
+        exc = cls(*args) if exc is None else exc
     except _BaseException:
         exc = _Exception(*args)
     if _len(t) == 6 and _type(t[5]) is int:
