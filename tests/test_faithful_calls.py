@@ -11,7 +11,7 @@ sandbox and verifier (`test_faithful.score_both`)."""
 from __future__ import annotations
 
 import pytest
-from test_faithful import judged_alike, score_both
+from test_faithful import _body, _d, judged_alike, score_both
 
 from aioeval.types import CandidateResult
 
@@ -78,6 +78,107 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "fib",
         "    return _f(n)\n\n\n@lru_cache(None)\ndef _f(n):\n    return n if n < 2 else _f(n - 1) + _f(n - 2)\n",
         "    return _f(n)\n\n\n@lru_cache(None)\ndef _f(n):\n    return n if n < 2 else _f(n - 1) + _f(n - 2) + (n == 5)\n",
+    ),
+    "a decorator that binds the test's function's arguments by its signature": (
+        "import functools\nimport inspect\n\n\ndef check_types(**expected):\n"
+        '    """Decorator factory: TypeError(f"{name} must be {t.__name__}") unless each\n'
+        '    named argument, bound with defaults applied, is an instance of its type."""\n',
+        _d(
+            """
+            def check(candidate):
+                @candidate(qty=int, name=str)
+                def order(name, qty=1, *, note: str = ""):
+                    return f"{qty}x{name}{note}"
+                assert order("bolt") == "1xbolt" and order(qty=3, name="nut") == "3xnut"
+                try:
+                    order("bolt", "3")
+                except TypeError as e:
+                    assert str(e) == "qty must be int"
+                else:
+                    raise AssertionError("no TypeError")
+            """
+        ),
+        "check_types",
+        _body(
+            """
+            def deco(fn):
+                sig = inspect.signature(fn)
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    bound = sig.bind(*args, **kwargs)
+                    bound.apply_defaults()
+                    for name, t in expected.items():
+                        if not isinstance(bound.arguments.get(name), t):
+                            raise TypeError(f"{name} must be {t.__name__}")
+                    return fn(*args, **kwargs)
+                return wrapper
+            return deco
+            """
+        ),
+        _body(
+            """
+            def deco(fn):
+                names = list(inspect.signature(fn).parameters)
+                def wrapper(*args, **kwargs):
+                    for name, t in expected.items():
+                        if name in kwargs and not isinstance(kwargs[name], t):
+                            raise TypeError(f"{name} must be {t.__name__}")
+                    return fn(*args, **kwargs)
+                return wrapper
+            return deco
+            """
+        ),
+    ),
+    "a decorator that copies the test's function's annotations and defaults": (
+        'import functools\n\n\ndef traced(fn):\n    """fn wrapped with functools.wraps"""\n',
+        _d(
+            """
+            def check(candidate):
+                def area(w: int, h: int = 2, *, unit: str = "m") -> str:
+                    return f"{w * h}{unit}"
+                t = candidate(area)
+                assert list(t.__annotations__) == ["w", "h", "unit", "return"]
+                assert t.__wrapped__.__defaults__ == (2,) and t(3) == "6m"
+                assert t.__wrapped__.__kwdefaults__ == {"unit": "m"}
+            """
+        ),
+        "traced",
+        "    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        return fn(*a, **k)\n"
+        "    return wrapper\n",
+        "    def wrapper(*a, **k):\n        return fn(*a, **k)\n    wrapper.__wrapped__ = fn\n"
+        "    return wrapper\n",
+    ),
+    "async for over the candidate's async generator": (
+        "import asyncio\n\n\nasync def ticker(values):\n"
+        '    """(index, value) pairs of values, stopping before the first None"""\n',
+        _d(
+            """
+            import asyncio
+            def check(candidate):
+                async def take(vals):
+                    return [x async for x in candidate(vals)]
+                assert asyncio.run(take(["a", "b", None, "c"])) == [(0, "a"), (1, "b")]
+                assert asyncio.run(take([])) == []
+            """
+        ),
+        "ticker",
+        _body(
+            """
+            for i, v in enumerate(values):
+                await asyncio.sleep(0)
+                if v is None:
+                    return
+                yield i, v
+            """
+        ),
+        _body(
+            """
+            for i, v in enumerate(values):
+                await asyncio.sleep(0)
+                if v is not None:
+                    yield i, v
+            """
+        ),
     ),
     "lru_cache decorator on the entry": (
         'def ways(n):\n    """stairs 1 or 2"""\n',

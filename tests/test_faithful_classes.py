@@ -13,7 +13,7 @@ docs/strict-scoring.md with its reason."""
 from __future__ import annotations
 
 import pytest
-from test_faithful import _d, judged_alike, judged_as_listed, score_both
+from test_faithful import _body, _d, judged_alike, judged_as_listed, score_both
 
 from aioeval.types import CandidateResult
 
@@ -131,6 +131,102 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "lvl",
         "    return Lvl.HIGH if x > 10 else Lvl.LOW\n",
         "    return Lvl.LOW\n",
+    ),
+    "IntEnum members of the prompt as keys, their type the prompt's class": (
+        _d(
+            '''
+            from enum import IntEnum
+
+            class Prio(IntEnum):
+                LOW = 1
+                HIGH = 3
+
+            def triage(tasks):
+                """{Prio: [titles]} from (title, Prio or its name), most urgent first"""
+            '''
+        ),
+        _d(
+            """
+            def check(candidate):
+                out = candidate([("a", "low"), ("b", Prio.HIGH), ("c", "HIGH")])
+                assert out == {Prio.HIGH: ["b", "c"], Prio.LOW: ["a"]}
+                assert list(out) == [Prio.HIGH, Prio.LOW] and out[3] == ["b", "c"]
+                assert all(type(k) is Prio for k in out) and Prio(1) in out
+            """
+        ),
+        "triage",
+        _body(
+            """
+            groups = {}
+            for title, p in tasks:
+                p = Prio[p.upper()] if isinstance(p, str) else p
+                groups.setdefault(p, []).append(title)
+            return {p: groups[p] for p in sorted(groups, reverse=True)}
+            """
+        ),
+        _body(
+            """
+            groups = {}
+            for title, p in tasks:
+                p = Prio[p.upper()] if isinstance(p, str) else p
+                groups.setdefault(p, []).append(title)
+            return {p: groups[p] for p in sorted(groups)}
+            """
+        ),
+    ),
+    "str and plain enum members of the prompt, their type the prompt's class": (
+        _d(
+            '''
+            from enum import Enum
+
+            class Unit(str, Enum):
+                KG = "kg"
+                LB = "lb"
+
+            class Kind(Enum):
+                SOLID = 1
+                FLUID = 2
+
+            def parse(s):
+                """(Unit, Kind) of "3kg" (solid) or "2lb~" (fluid)"""
+            '''
+        ),
+        _d(
+            """
+            def check(candidate):
+                u, k = candidate("2lb~")
+                assert type(u) is Unit and u == "lb" and u is Unit.LB
+                assert type(k) == Kind and k is Kind["FLUID"] and Kind(2) is k
+                assert candidate("3kg") == (Unit("kg"), Kind.SOLID)
+            """
+        ),
+        "parse",
+        "    return Unit(s.rstrip('~')[-2:]), Kind.FLUID if s.endswith('~') else Kind.SOLID\n",
+        "    return Unit(s.rstrip('~')[-2:]), Kind.SOLID\n",
+    ),
+    "a prompt's enum class the test passes to the candidate": (
+        _d(
+            '''
+            from enum import IntEnum
+
+            class Prio(IntEnum):
+                LOW = 1
+                HIGH = 3
+
+            def parse(s, cls):
+                """the member of enum cls named s (any case), or s if it is one"""
+            '''
+        ),
+        _d(
+            """
+            def check(candidate):
+                assert candidate("low", Prio) is Prio.LOW and candidate(Prio.HIGH, Prio) is Prio.HIGH
+                assert type(candidate("High", Prio)) is Prio
+            """
+        ),
+        "parse",
+        "    return s if isinstance(s, cls) else cls[s.upper()]\n",
+        "    return s if isinstance(s, cls) else cls[s]\n",
     ),
     "namedtuple of the prompt unpacked and indexed": (
         'from typing import NamedTuple\n\n\nclass Pt(NamedTuple):\n    x: int\n    y: int\n\n\ndef mid(a, b):\n    """midpoint Pt"""\n',

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 from test_faithful import _d, judged_as_listed, score_both
 
+from aioeval.sandbox.strict import handles
+from aioeval.sandbox.values import described
 from aioeval.types import CandidateResult
 
 _DATACLASS = _d(
@@ -51,31 +53,36 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",  # one program's classes are not importable by their module's name either
         "strict scoring: the test pickled the candidate's",
     ),
-    "async for over the candidate's async generator": (
-        'async def countdown(n):\n    """yield n, n-1, ..., 1"""\n',
+    "async with on the candidate's object": (
+        'class Session:\n    """async with Session() as s: s.open is True inside, False after"""\n',
         _d(
             """
             import asyncio
             def check(candidate):
-                async def take():
-                    return [x async for x in candidate(3)]
-                assert asyncio.run(take()) == [3, 2, 1]
+                async def use():
+                    s = candidate()
+                    async with s as t:
+                        assert t.open
+                    return s.open
+                assert asyncio.run(use()) is False
             """
         ),
-        "countdown",
-        "    while n:\n        yield n\n        n -= 1\n",
+        "Session",
+        "    def __init__(self):\n        self.open = False\n\n"
+        "    async def __aenter__(self):\n        self.open = True\n        return self\n\n"
+        "    async def __aexit__(self, *exc):\n        self.open = False\n",
         "failed",
         "passed",
         "strict scoring: the test used one of the candidate's objects in a way Python asks",
     ),
     "the candidate reads a dunder of the test's function": (
-        'def defaults(f):\n    """the default values of function f\'s parameters"""\n',
-        "def check(candidate):\n    def area(w=2, h=3):\n        return w * h\n    assert candidate(area) == (2, 3)\n",
-        "defaults",
-        "    return f.__defaults__\n",
+        'def params(f):\n    """the names of function f\'s positional parameters"""\n',
+        "def check(candidate):\n    def area(w=2, h=3):\n        return w * h\n    assert candidate(area) == ('w', 'h')\n",
+        "params",
+        "    return f.__code__.co_varnames[: f.__code__.co_argcount]\n",
         "failed",
         "passed",
-        "strict scoring: the candidate's code read '__defaults__' of the test's",
+        "strict scoring: the candidate's code read '__code__' of the test's",
     ),
     "the candidate calls a method of a standard object the test passes": (
         'def count_rows(conn):\n    """the number of rows of table t in sqlite3 connection conn"""\n',
@@ -110,3 +117,8 @@ def test_uses_only_a_live_object_serves_are_named(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
     judged_as_listed(verdicts, name, LIMITS)
+
+
+def test_the_child_and_the_verifier_read_the_same_handle_flags() -> None:
+    for name in ("ORDERS", "CONTAINS", "COROUTINE", "GENERATOR", "ASYNC_ITERABLE"):
+        assert getattr(described, name) == getattr(handles, name), name

@@ -1,9 +1,9 @@
 """Where what the candidate's code logs or prints cannot reach the test as
 in one program, the failed check says so: a logger the candidate's code
-gives a handler of its own in its process (the test's logger of that name
-has none), and output past the check's budget, which is dropped. What
-does reach it (``SHAPES``) is judged alike: a record's ``extra=``
-attributes that the test's handler reads.
+gives a handler of its own in its process, however it does (the test's
+logger of that name has none), and output past the check's budget, which
+is dropped. What does reach it (``SHAPES``) is judged alike: a record's
+``extra=`` attributes that the test's handler reads.
 
 Each case is a problem with one honest answer, scored in one strict and
 one official run (`test_faithful.score_both`)."""
@@ -78,6 +78,42 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "passed",
         "strict scoring: the candidate's code gave the logger 'audit' a handler",
+    ),
+    "a logger whose handler list the candidate's code assigns": (
+        "import logging\n\n\ndef make_logger(name):\n"
+        '    """The logger `name` with exactly one StreamHandler."""\n',
+        _d(
+            """
+            import logging
+            def check(candidate):
+                candidate('svc.worker')
+                candidate('svc.worker')
+                assert len(logging.getLogger('svc.worker').handlers) == 1
+            """
+        ),
+        "make_logger",
+        "    lg = logging.getLogger(name)\n    lg.handlers[:] = [logging.StreamHandler()]\n"
+        "    return lg\n",
+        "failed",
+        "passed",
+        "strict scoring: the candidate's code gave the logger 'svc.worker' a handler",
+    ),
+    "a logger whose handler list the candidate's code appends to": (
+        "import logging\n\n\ndef attach(name):\n"
+        '    """Give the logger `name` a StreamHandler."""\n',
+        _d(
+            """
+            import logging
+            def check(candidate):
+                candidate('jobs')
+                assert logging.getLogger('jobs').handlers
+            """
+        ),
+        "attach",
+        "    logging.getLogger(name).handlers.append(logging.StreamHandler())\n",
+        "failed",
+        "passed",
+        "strict scoring: the candidate's code gave the logger 'jobs' a handler",
     ),
     "output past the check's budget, then what the test captures": (
         'def shout(n):\n    """Print "x" * n to stderr, then "done" to stdout."""\n',

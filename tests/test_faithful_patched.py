@@ -3,9 +3,11 @@ single program judges it: a function of the program's the test replaces
 through its globals (``mock.patch.dict(globals(), ...)``), and a test's
 subclass of a standard value type that only adds class helpers (a
 ``FakeDate`` with its own ``today``), whose objects the candidate's code
-computes with. ``LIMITS``: an exception of a standard module's class that
-the test's code raises into the candidate's (its ``except`` clause on
-that class does not catch it there), named.
+computes with, a standard value or a standard module's exception that a
+patched function gives the candidate's code. ``LIMITS``: an exception of
+a library's class (not a standard module's) that the test's code raises
+into the candidate's (its ``except`` clause on that class does not catch
+it there), named.
 
 Each shape is a problem with a right and a wrong answer, scored in one
 strict and one official run (`test_faithful.score_both`)."""
@@ -66,30 +68,113 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    t = datetime.date.today()\n    week = t.isocalendar()[1]\n"
         "    return '%s W%d' % (t - datetime.timedelta(days=t.isoweekday()), week)\n",
     ),
-}
-
-# name: (prompt, test, entry, answer, strict status, official status, reason in strict)
-LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "subprocess.run patched to return the test's CompletedProcess": (
+        "import subprocess\n\n\ndef branch(repo):\n"
+        '    """git\'s current branch of repo (subprocess.run, text output); RuntimeError\n'
+        '    with the stripped stderr on a non-zero return code"""\n',
+        _d(
+            """
+            import subprocess
+            from unittest import mock
+            def check(candidate):
+                ok = subprocess.CompletedProcess(['git'], 0, 'main\\n', '')
+                with mock.patch('subprocess.run', return_value=ok):
+                    assert candidate('/r') == 'main'
+                bad = subprocess.CompletedProcess(['git'], 128, '', 'fatal: no repo\\n')
+                with mock.patch('subprocess.run', return_value=bad):
+                    try:
+                        candidate('/r')
+                    except RuntimeError as e:
+                        assert str(e) == 'fatal: no repo'
+                    else:
+                        raise AssertionError('no RuntimeError')
+            """
+        ),
+        "branch",
+        "    p = subprocess.run(['git', '-C', repo, 'branch', '--show-current'],"
+        " capture_output=True, text=True)\n"
+        "    try:\n        p.check_returncode()\n"
+        "    except subprocess.CalledProcessError:\n        raise RuntimeError(p.stderr.strip())\n"
+        "    return p.stdout.strip()\n",
+        "    p = subprocess.run(['git', '-C', repo, 'branch', '--show-current'],"
+        " capture_output=True, text=True)\n"
+        "    return p.stdout.strip()\n",
+    ),
     "a standard module's exception the test's callback raises into the candidate": (
         "import urllib.error\n\n\ndef fetch_all(get, urls):\n"
-        '    """{url: get(url)} for each url, leaving out those where get raises HTTPError."""\n',
+        '    """{url: get(url)} for each url, leaving out those where get raises HTTPError;\n'
+        '    a 5xx HTTPError is raised on."""\n',
         _d(
             """
             import urllib.error
             def check(candidate):
                 def get(url):
-                    if url == 'b':
-                        raise urllib.error.HTTPError(url, 404, 'not found', {}, None)
+                    if url in ('b', 'c'):
+                        code = 404 if url == 'b' else 503
+                        raise urllib.error.HTTPError(url, code, 'no', {}, None)
                     return url.upper()
                 assert candidate(get, ['a', 'b']) == {'a': 'A'}
+                try:
+                    candidate(get, ['c'])
+                except urllib.error.HTTPError as e:
+                    assert e.code == 503 and str(e) == 'HTTP Error 503: no'
+                else:
+                    raise AssertionError('no HTTPError')
             """
         ),
         "fetch_all",
         "    out = {}\n    for u in urls:\n        try:\n            out[u] = get(u)\n"
-        "        except urllib.error.HTTPError:\n            pass\n    return out\n",
+        "        except urllib.error.HTTPError as e:\n            if e.code >= 500:\n"
+        "                raise\n    return out\n",
+        "    out = {}\n    for u in urls:\n        try:\n            out[u] = get(u)\n"
+        "        except urllib.error.HTTPError as e:\n            pass\n    return out\n",
+    ),
+    "CalledProcessError of a patched subprocess.run, caught by its class": (
+        "import subprocess\n\n\ndef version(tool):\n"
+        '    """[tool, "--version"] output with subprocess.run(check=True), stripped; on\n'
+        '    CalledProcessError, "exit N: " + its stderr"""\n',
+        _d(
+            """
+            import subprocess
+            from unittest import mock
+            def check(candidate):
+                err = subprocess.CalledProcessError(2, ['gcc', '--version'], '', 'boom')
+                with mock.patch('subprocess.run', side_effect=err):
+                    assert candidate('gcc') == 'exit 2: boom'
+            """
+        ),
+        "version",
+        "    try:\n        p = subprocess.run([tool, '--version'], capture_output=True, text=True,"
+        " check=True)\n    except subprocess.CalledProcessError as e:\n"
+        "        return f'exit {e.returncode}: {e.stderr}'\n    return p.stdout.strip()\n",
+        "    try:\n        p = subprocess.run([tool, '--version'], capture_output=True, text=True,"
+        " check=True)\n    except subprocess.CalledProcessError as e:\n"
+        "        return f'exit {e.returncode}: {e.output}'\n    return p.stdout.strip()\n",
+    ),
+}
+
+# name: (prompt, test, entry, answer, strict status, official status, reason in strict)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "a library's exception the test's callback raises into the candidate": (
+        "import msgspec\n\n\ndef parse_all(parse, docs):\n"
+        '    """[parse(d)] for each doc, leaving out those where parse raises DecodeError"""\n',
+        _d(
+            """
+            import msgspec
+            def check(candidate):
+                def parse(d):
+                    if d == 'bad':
+                        raise msgspec.DecodeError('bad input')
+                    return d.upper()
+                assert candidate(parse, ['a', 'bad']) == ['A']
+            """
+        ),
+        "parse_all",
+        "    out = []\n    for d in docs:\n        try:\n            out.append(parse(d))\n"
+        "        except msgspec.DecodeError:\n            pass\n    return out\n",
         "failed",
         "passed",
-        "strict scoring: the test's code raised urllib.error.HTTPError",
+        "strict scoring: the test's code raised msgspec.DecodeError",
     ),
 }
 

@@ -22,6 +22,7 @@ _repr = repr
 _format = format
 _iter = iter
 _next = next
+_aiter = aiter
 _getattr = getattr
 _setattr = setattr
 _delattr = delattr
@@ -117,6 +118,10 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
         return _copy(target)
     if name == "deepcopy":
         return _deepcopy(target)
+    if name == "aiter":
+        return _aiter(target)  # type: ignore[arg-type]
+    if name == "anext":  # a step of ``async for``: a coroutine the test's loop awaits
+        return asyncrun.next_step(target)
     if name == "await":  # a coroutine, run to its end on a loop of its own
         return _run_coroutine(target)  # type: ignore[arg-type]
     if name == "gather":  # several, side by side on one loop of their own

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import protocol
-from ..values import asyncrun
+from ..values import asyncrun, signature
 
 _setattr = setattr
 
@@ -27,6 +27,10 @@ class Proxy:
     @property
     def __doc__(self) -> Any:  # type: ignore[override]
         return self._peer.ask(self._vid, "getattr", "__doc__")
+
+    @property
+    def __signature__(self) -> Any:  # what ``inspect.signature`` reads first
+        return signature.build(self._peer.ask(self._vid, "signature"))
 
     def __init__(self, peer: Any, vid: int) -> None:
         object.__setattr__(self, "_peer", peer)

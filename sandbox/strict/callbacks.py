@@ -10,7 +10,7 @@ import builtins
 from typing import Any
 
 from .. import protocol
-from ..values import kept, mirror, wire, world
+from ..values import kept, mirror, stdexc, wire, world
 from . import sidebyside, testobjects, weakheld
 from .outcomes import Refused, told
 
@@ -97,17 +97,20 @@ class Callbacks:
             args = ["t", [str(exc)[:2000]]]
         cls = type(exc)
         name = cls.__name__ if getattr(builtins, cls.__name__, None) is cls else ""
+        kin = None
         if not name:  # not a builtin: the child gets its nearest builtin base
             base = next(c for c in cls.__mro__ if getattr(builtins, c.__name__, None) is c)
             name = base.__name__
-            if cls.__module__ != self.test_module:  # a class the candidate can name
+            if cls.__module__ != self.test_module:  # a standard module's: its own class there
+                kin = stdexc.describe(cls, exc, self.codec().encode)
+            if cls.__module__ != self.test_module and kin is None:
                 Refused.note(
                     f"strict scoring: the test's code raised {cls.__module__}.{cls.__qualname__}"
                     f" into the candidate's code, which gets it as a builtin {name}"
                     " (its own except clause on that class does not catch it there)"
                 )
         # The child names it by this number if it raises it on to us.
-        return ["e", name, "", None, args, self._own(exc)]
+        return ["e", name, "", kin, args, self._own(exc)]
 
 
 def _no_reference(value: object) -> object:

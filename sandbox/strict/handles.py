@@ -52,6 +52,7 @@ ORDERS = 256
 CONTAINS = 512
 COROUTINE = 1024
 GENERATOR = 2048
+ASYNC_ITERABLE = 4096
 
 BASES = {
     t.__name__: t
@@ -429,8 +430,8 @@ class CoroutineHandle(Handle):
 
 
 handleasync.install(CoroutineHandle, COROUTINE)
-KINDS = frozenset({Handle, CoroutineHandle})
-"""The types of the verifier's handles."""
+KINDS = {Handle, CoroutineHandle}
+"""The types of the verifier's handles (`handleaiter` adds its own)."""
 
 
 def is_handle(x: object) -> TypeGuard[Handle]:

@@ -40,7 +40,7 @@ def handle_use(exc: BaseException, test_module: str) -> str | None:
 def _named(exc: Exception, frames: list[types.FrameType]) -> str | None:
     if any(_module(f).startswith(_SANDBOX) for f in frames):
         return None
-    if isinstance(exc, TypeError) and re.search(rf"\b{Handle.__name__}\b", str(exc)):
+    if isinstance(exc, TypeError) and re.search(rf"\b\w*{Handle.__name__}\b", str(exc)):
         return (
             "strict scoring: the test used one of the candidate's objects in a way "
             "Python asks of the object's own type, which stays in the candidate's process"

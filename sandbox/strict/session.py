@@ -32,7 +32,9 @@ from . import (
     twins,
     weakheld,
 )
+from .handleaiter import AsyncIterHandle
 from .handles import (
+    ASYNC_ITERABLE,
     BASES,
     COROUTINE,
     EXC_CLASS,
@@ -188,13 +190,14 @@ class Session(standins.Standins, callbacks.Callbacks):
             self.handles[hid] = made
             return made
         kind = CoroutineHandle if flags & COROUTINE else Handle
+        kind = AsyncIterHandle if flags & ASYNC_ITERABLE and kind is Handle else kind
         made = self.handles[hid] = kind(self, hid, flags, BASES.get(base), name[:200])
         if made._base is not None:
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.
             made._plain()
-        elif isinstance(self.twins.get(made._name), enum.EnumMeta) and not flags & IS_CLASS:
-            member = made._plain()  # the prompt's member itself: ``is`` holds too
+        if isinstance(self.twins.get(made._name), enum.EnumMeta) and not flags & IS_CLASS:
+            member = members.as_prompt_member(made)  # the prompt's member: ``is`` holds too
             if member is not twins.NO_VALUE:
                 self.handles[hid] = member
                 self.members[id(member)] = hid

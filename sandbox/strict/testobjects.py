@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import asyncrun, fieldsof
+from ..values import asyncrun, fieldsof, signature
 from . import teststeps
 from .outcomes import Refused, told
 
@@ -36,6 +36,8 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
                 )
             raise AttributeError(f"the test's object has no readable attribute {args!r}")
         return getattr(target, args)
+    if op == "signature":  # ``inspect.signature`` of the test's callable, as data
+        return signature.describe(target)
     if op == "enter":  # ``with`` in the candidate's code: the test's own methods
         return type(target).__enter__(target)
     if op == "exit":
@@ -111,7 +113,7 @@ def _readable(target: Any, name: str, test_module: str) -> bool:
     code answers what the candidate reads (a ``MagicMock``'s child mocks,
     ``now()`` of a patched ``datetime.datetime``)."""
     if name in _NAMING and type(target) in _FUNCTIONS:
-        return True  # strings set by ``def``: what a decorator copies
+        return True  # set by ``def``: what a decorator copies or reads
     if name.startswith("_"):
         return False
     if _owned(target, test_module):
@@ -123,7 +125,10 @@ def _readable(target: Any, name: str, test_module: str) -> bool:
     return mock is not None and isinstance(target, mock.NonCallableMock) and not hasattr(cls, name)
 
 
-_NAMING = frozenset({"__name__", "__qualname__", "__doc__", "__module__"})
+_NAMING = frozenset(
+    {"__name__", "__qualname__", "__doc__", "__module__", "__annotations__", "__defaults__"}
+    | {"__kwdefaults__", "__dict__"}
+)
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 _STANDARD_MODULES = frozenset({"_io", "io", "re", "tempfile", "_csv"})

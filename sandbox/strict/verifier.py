@@ -52,6 +52,7 @@ from . import (
     answers,
     handles,
     measures,
+    members,
     session,
     sidebyside,
     testrandom,
@@ -280,6 +281,7 @@ class Verifier:
                 value = guarded(name, value, trusted)
             elif name != entry and isinstance(trusted, type):
                 talk.guard_class(name, value, trusted)
+                value = members.as_prompt_enum(talk, value, trusted)
             scope[name] = value
         shared = [
             name

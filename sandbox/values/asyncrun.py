@@ -15,6 +15,7 @@ import inspect
 from asyncio import events
 from typing import Any
 
+_anext = anext
 _all_tasks = asyncio.all_tasks
 """Bound at import: a check's test finds it named (`strict.measures`)."""
 
@@ -50,6 +51,13 @@ def run_nested(coro: Any) -> Any:
 
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
+
+
+async def next_step(iterator: Any) -> Any:
+    """The next item of an async iterator: one step of the test's ``async
+    for`` over it, awaited as a coroutine (its ``StopAsyncIteration`` ends
+    the loop)."""
+    return await _anext(iterator)
 
 
 async def together(coros: list[Any]) -> list[list[Any]]:

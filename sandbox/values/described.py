@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import wire
+from . import stdexc, wire
 
 CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, IS_CLASS = (
     1,
@@ -26,7 +26,7 @@ CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, 
     64,
     128,
 )
-ORDERS, CONTAINS, COROUTINE, GENERATOR = 256, 512, 1024, 2048
+ORDERS, CONTAINS, COROUTINE, GENERATOR, ASYNC_ITERABLE = 256, 512, 1024, 2048, 4096
 """The handle flags of `handles` (kept in step by a test)."""
 _BUILTIN_BASES = (
     bool,
@@ -90,6 +90,8 @@ def flags(v: Any) -> int:
         flags |= COROUTINE
     if _type(v) is _GeneratorType:
         flags |= GENERATOR
+    if _hasattr(t, "__aiter__") or _hasattr(t, "__anext__"):
+        flags |= ASYNC_ITERABLE
     if _isinstance(v, type):
         flags |= IS_CLASS | DEFAULT_EQ | DEFAULT_HASH | ALWAYS_TRUE
         if _issubclass(v, _BaseException):
@@ -295,8 +297,9 @@ def rebuild_exception(t: list[Any], peer: Any) -> BaseException:
     if not (_isinstance(cls, type) and _issubclass(cls, _Exception)):
         cls = _Exception
     args = peer.codec().decode(t[4])
+    exc = stdexc.made(t[3], cls, tuple(args), peer.codec().decode)
     try:
-        exc = cls(*args)
+        exc = cls(*args) if exc is None else exc
     except _BaseException:
         exc = _Exception(*args)
     if _len(t) == 6 and _type(t[5]) is int:

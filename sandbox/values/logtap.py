@@ -113,19 +113,52 @@ def tap(budget: list[int]) -> _Tap:
 HANDLED: list[str] = []
 """In the child: loggers the candidate's code gave a handler (by name, in
 order, at most 8), which the test's loggers of those names lack."""
+_tracked: list[list[Any]] = []
+"""In the child: ``[name, logger, its handlers as last looked at]`` for
+each logger `look` reads, found again when there are more."""
+_count = [-1]
+
+
+def _handlers(lg: logging.Logger) -> tuple[int, ...] | None:
+    """A logger's handlers, by identity (None: not a list)."""
+    found = lg.handlers
+    if _type(found) is not list:
+        return None
+    return tuple(map(id, found)) if found else ()
+
+
+def _track(seen: dict[str, Any]) -> None:
+    known = logging.Logger.manager.loggerDict
+    _count[0] = _len(known)
+    found = [(str(n), lg) for n, lg in list(known.items()) if isinstance(lg, logging.Logger)]
+    _tracked[:] = [[n, lg, seen.get(n, ())] for n, lg in [("root", logging.root), *found]]
 
 
 def _watch_handlers() -> None:
-    """Note each logger the candidate's code adds a handler to
-    (``addHandler``, which ``basicConfig`` and ``dictConfig`` use too)."""
-    add = logging.Logger.addHandler
+    """Take each logger's handlers as they are before the program loads."""
+    _track({})
+    for item in _tracked:
+        item[2] = _handlers(item[1])
 
-    def add_handler(self: logging.Logger, hdlr: logging.Handler) -> None:
-        if _len(HANDLED) < 8 and self.name not in HANDLED:
-            HANDLED.append(str(self.name)[:200])
-        add(self, hdlr)
 
-    logging.Logger.addHandler = add_handler  # type: ignore[method-assign]
+def look() -> None:
+    """In the child, before each message: note each logger whose handlers
+    the candidate's code changed since the last look, however it did
+    (``addHandler``, which ``basicConfig`` and ``dictConfig`` use,
+    ``handlers[:] = [...]``, ``handlers.append``), into `HANDLED`. About a
+    microsecond for the dozen loggers a child has."""
+    try:
+        if _len(logging.Logger.manager.loggerDict) != _count[0]:
+            _track({item[0]: item[2] for item in _tracked})
+        for item in _tracked:
+            found = item[1].handlers
+            now = _handlers(item[1]) if found or _type(found) is not list else ()
+            if now != item[2]:
+                item[2] = now
+                if _len(HANDLED) < 8 and item[0] not in HANDLED:
+                    HANDLED.append(item[0][:200])
+    except Exception:  # the candidate's code replaced logging's own machinery
+        pass
 
 
 def levels() -> tuple[tuple[str, int], ...] | None:

@@ -73,6 +73,7 @@ class Mirror:
         """The state to hand back, if the candidate's code changed it, and
         the facts noted since the last report."""
         now = snap()
+        logtap.look()
         while logtap.HANDLED:
             self.note(["logger", logtap.HANDLED.pop()])
         facts, self.facts = self.facts, []

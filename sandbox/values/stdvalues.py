@@ -10,6 +10,7 @@ import datetime
 import ipaddress
 import pathlib
 import re
+import subprocess
 import sys
 import uuid
 import zoneinfo
@@ -111,9 +112,13 @@ BY_TEXT: dict[str, type] = {
 their own constructor (a path, a UUID, an IP address or network)."""
 _TEXT_NAMES = {t: name for name, t in BY_TEXT.items()}
 _Pattern = re.Pattern
-STANDARD = frozenset({*TIMES, zoneinfo.ZoneInfo, *BY_TEXT.values(), slice, _Pattern})
+_Completed = subprocess.CompletedProcess
+"""A finished process's record (what a test's patched ``subprocess.run``
+returns): its arguments, return code and output, rebuilt as values."""
+STANDARD = frozenset({*TIMES, zoneinfo.ZoneInfo, *BY_TEXT.values(), slice, _Pattern, _Completed})
 STANDARD_KINDS = frozenset(
     {"timedelta", "timezone", "date", "time", "datetime", "zone", "text", "slice", "regex"}
+    | {"completed"}
 )
 MAX_TEXT = 4096
 """Characters of a path (and of a zone's key)."""
@@ -140,6 +145,9 @@ def standard_tree(v: Any, t: type, codec: Any, depth: int) -> object | None:
         if _len(v.pattern) > MAX_PATTERN:
             return None
         return ["x", "regex", v.pattern, v.flags]
+    if t is _Completed:
+        fields = (v.args, v.returncode, v.stdout, v.stderr)
+        return ["x", "completed", *(codec.encode(x, depth + 1) for x in fields)]
     return time_tree(v, t, codec, depth)
 
 
@@ -150,6 +158,8 @@ def standard_value(t: list[Any], codec: Any, depth: int) -> Any:
         return _slice(*(codec.decode(x, depth + 1) for x in t[2:]))
     if t[1] == "regex":
         return _regex(t)
+    if t[1] == "completed" and _len(t) == 6:
+        return _Completed(*(codec.decode(x, depth + 1) for x in t[2:]))
     if t[1] != "text":
         return time_value(t)
     if _len(t) != 4 or _type(t[2]) is not str or t[2] not in BY_TEXT:
