@@ -30,6 +30,12 @@ MAX_KEPT = 1024
 request on both sides. One past it fails the check with a named reason in
 the verifier, never left out in silence."""
 
+ANSWERS = frozenset({"call", "getattr", "getitem", "next"})
+"""Requests whose answer is the asker's own value: a container in it that
+the answering side's code also holds is shared. What a ``build``, a
+``state`` or a ``fields`` read reports of an object is not (the asker reads
+it through the object's handle or proxy)."""
+
 _getrefcount = sys.getrefcount
 _type = type
 _id = id
