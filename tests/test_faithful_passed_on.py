@@ -14,9 +14,19 @@ strict and one official run (`test_faithful.score_both`)."""
 from __future__ import annotations
 
 import pytest
-from test_faithful import _d, judged_alike, score_both
+from test_faithful import _d, judged_alike, judged_as_listed, score_both
 
 from aioeval.types import CandidateResult
+
+_LOG = (
+    "class Log:\n"
+    '    """Log(lines) keeps lines (the caller\'s list); add(x, notify) appends x to it,'
+    ' then calls notify()."""\n'
+)
+_LOG_RIGHT = (
+    "    def __init__(self, lines):\n        self.lines = lines\n"
+    "    def add(self, x, notify):\n        self.lines.append(x)\n        notify()\n"
+)
 
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
@@ -259,6 +269,43 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    n = 1\n    while node.kids:\n        node = node.kids[0]\n        n += 1\n    return n\n",
         "    n = 0\n    while node.kids:\n        node = node.kids[0]\n        n += 1\n    return n\n",
     ),
+    "a kept list both sides append to within one call": (
+        _LOG,
+        _d(
+            """
+            def check(candidate):
+                lines = list(range(10))
+                log = candidate(lines)
+                log.add('a', lambda: lines.append('b'))
+                assert lines[-2:] == ['a', 'b'], lines[-2:]
+            """
+        ),
+        "Log",
+        _LOG_RIGHT,
+        "    def __init__(self, lines):\n        self.lines = lines\n"
+        "    def add(self, x, notify):\n        notify()\n        self.lines.append(x)\n",
+    ),
+}
+
+# name: (prompt, test, entry, answer, strict status, official status, reason in strict)
+LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "a kept list of 5,000 items both sides append to within one call": (
+        _LOG,
+        _d(
+            """
+            def check(candidate):
+                lines = list(range(5000))
+                log = candidate(lines)
+                log.add('a', lambda: lines.append('b'))
+                assert lines[-2:] == ['a', 'b'], lines[-2:]
+            """
+        ),
+        "Log",
+        _LOG_RIGHT,
+        "failed",
+        "passed",
+        "strict scoring: the test's code and the candidate's both changed a container",
+    ),
 }
 
 
@@ -266,7 +313,7 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
 def verdicts(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, dict[tuple[str, int], CandidateResult]]:
-    return score_both(tmp_path_factory.mktemp("passed_on"), SHAPES, {})
+    return score_both(tmp_path_factory.mktemp("passed_on"), SHAPES, LIMITS)
 
 
 @pytest.mark.parametrize("name", list(SHAPES))
@@ -274,3 +321,10 @@ def test_containers_passed_on_are_judged_as_the_single_program_judges_them(
     verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
 ) -> None:
     judged_alike(verdicts, name)
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_where_strict_scoring_cannot_keep_them_in_step_the_reason_is_named(
+    verdicts: dict[str, dict[tuple[str, int], CandidateResult]], name: str
+) -> None:
+    judged_as_listed(verdicts, name, LIMITS)

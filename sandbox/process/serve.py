@@ -212,8 +212,7 @@ class _Peer(sharing.Sharing):
                     self._settle()
                 self.fields.clear()
                 self.hand_back()
-                if self.kept.objects:
-                    shared = self.kept.changes()
+                shared = self.kept.changes_in_call()
             return self._ask(ref, op, args, shared)
         finally:
             self.turn.release()

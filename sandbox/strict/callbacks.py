@@ -18,6 +18,12 @@ KEPT_FULL = (
     f"strict scoring follows at most {kept.MAX_KEPT} containers"
     " that both the test and the candidate hold"
 )
+KEPT_CLASH = (
+    "strict scoring: the test's code and the candidate's both changed a container they"
+    f" both hold within one call, which holds more than {kept.IN_STEP} items with the"
+    " others they hold (such containers are brought in step only at the call's start"
+    " and end)"
+)
 
 
 class Callbacks:
@@ -100,6 +106,8 @@ class Callbacks:
                 self.kept.apply(items)
             except (wire.NotData, TypeError) as exc:
                 raise CandidateError(told(f"the candidate sent {exc}")) from None
+            if self.kept.clashed:
+                told(KEPT_CLASH)
 
     def _reply(
         self,
@@ -119,7 +127,7 @@ class Callbacks:
         try:
             if before or (answer and codec.memo):
                 held = kept.held(codec.memo, before, self.kept, bool(answer))
-            shared = self.kept.changes() if self.kept.objects else []
+            shared = self.kept.changes_in_call()
         except wire.NotData:
             return protocol.Reply(ok=False, value=["e", "Exception", "", None, ["t", []]])
         if not self.kept.take(held, codec.memo) or self.kept.full:

@@ -374,6 +374,8 @@ class Session(standins.Standins, callbacks.Callbacks):
             self.kept.apply(reply.shared)
             if not self.kept.take(reply.kept, codec.memo) or self.kept.full:
                 told(callbacks.KEPT_FULL)
+            if self.kept.clashed:
+                told(callbacks.KEPT_CLASH)
         except wire.NotData as exc:
             raise CandidateError(told(f"the candidate sent back {exc}")) from None
         except TypeError as exc:  # an unhashable key or set item
