@@ -28,6 +28,20 @@ _LOG_RIGHT = (
     "    def add(self, x, notify):\n        self.lines.append(x)\n        notify()\n"
 )
 
+
+def _log_test(n: int) -> str:
+    """Both sides append to an n-item list the candidate keeps, within one call."""
+    return _d(
+        f"""
+        def check(candidate):
+            lines = list(range({n}))
+            log = candidate(lines)
+            log.add('a', lambda: lines.append('b'))
+            assert lines[-2:] == ['a', 'b'], lines[-2:]
+        """
+    )
+
+
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     "the test's list handed on to a mock, then changed through call_args": (
@@ -271,15 +285,7 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     ),
     "a kept list both sides append to within one call": (
         _LOG,
-        _d(
-            """
-            def check(candidate):
-                lines = list(range(10))
-                log = candidate(lines)
-                log.add('a', lambda: lines.append('b'))
-                assert lines[-2:] == ['a', 'b'], lines[-2:]
-            """
-        ),
+        _log_test(10),
         "Log",
         _LOG_RIGHT,
         "    def __init__(self, lines):\n        self.lines = lines\n"
@@ -291,15 +297,7 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
     "a kept list of 5,000 items both sides append to within one call": (
         _LOG,
-        _d(
-            """
-            def check(candidate):
-                lines = list(range(5000))
-                log = candidate(lines)
-                log.add('a', lambda: lines.append('b'))
-                assert lines[-2:] == ['a', 'b'], lines[-2:]
-            """
-        ),
+        _log_test(5000),
         "Log",
         _LOG_RIGHT,
         "failed",
