@@ -13,7 +13,7 @@ to it than the reading machinery's own), is joined to the object's own:
 both sides hold the pair from then on (`kept`), and what the reader changed
 is written into the owner's container before the owner's code runs.
 
-Imports only the standard library and `kept`, `wire`.
+Imports only the standard library and `fieldsof`, `kept`, `wire`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import kept, unwire, wire
+from . import fieldsof, kept, unwire, wire
 
 MOST = 4096
 """Copies remembered at once (a walk reading more changes none of them,
@@ -95,12 +95,14 @@ def _held(value: Any, cached: Counter[int]) -> bool:
 
 def keep_field(table: kept.Kept, owner: Any, name: object) -> int:
     """The owner's side of `Lent.settle`: hold ``owner``'s field ``name``
-    (a list, dict or set in its ``__dict__``) with the reader's copy. Its
-    number in the table, or -1 (not such a field, or the table full)."""
-    try:
-        value = vars(owner).get(name) if type(name) is str else None
-    except TypeError:  # no __dict__
+    (a list, dict or set among the public instance attributes a read of
+    its fields gives) with the reader's copy. Its number in the table, or
+    -1 (not such a field, or the table full)."""
+    if type(name) is not str or name.startswith("_") or not fieldsof.plain(owner):
+        return -1  # only what a read of the fields gives (`fieldsof.fields_of`)
+    if hasattr(type(owner), name):
         return -1
+    value = owner.__dict__.get(name)
     n = table.index.get(id(value))
     if n is not None:
         return n
