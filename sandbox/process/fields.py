@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..values import fieldsof
+from ..values import fieldsof, lent
 from .proxy import Proxy
 
 BATCH, FIRST = fieldsof.MOST, fieldsof.FIRST
@@ -46,6 +46,9 @@ class Fields:
         """Objects whose fields the verifier gave none of (not plain)."""
         self.pending: dict[tuple[int, str], tuple[Any, Any]] = {}
         self.batch = FIRST
+        self.lent = lent.Lent()
+        """The containers read, for the candidate's changes to reach the
+        test's objects (`lent`)."""
 
     def get(self, proxy: Any, name: str) -> Any:
         vid = proxy._vid
@@ -55,6 +58,7 @@ class Fields:
         if found is not None:
             value = found.get(name, _MISSING)
             if value is not _MISSING:
+                self.lent.lend(proxy, name, value)
                 return value
         return self.ask(vid, "getattr", name)
 

@@ -31,12 +31,13 @@ from ..values import (
     kept,
     logtap,
     mirror,
+    opened,
     plaincall,
     warntap,
     wire,
     world,
 )
-from . import childio, fields, operations, pins, stepped, watched
+from . import childio, fields, operations, pins, sharing, stepped, watched
 from .proxy import Proxy
 
 _type = type
@@ -51,7 +52,6 @@ _compile = compile
 _write = os.write
 _recv_soon = frames.recv_soon
 _socket = socket.socket
-_exit = os._exit
 _random_setstate = random.setstate
 _BaseException = BaseException
 _Exception = Exception
@@ -93,7 +93,7 @@ def run(program: str, channel: int) -> NoReturn:
             peer.serve(msg)
 
 
-class _Peer:
+class _Peer(sharing.Sharing):
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.sock = _socket(fileno=fd)
@@ -113,9 +113,13 @@ class _Peer:
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
         self.kept = kept.Kept(self.codec)
+        self.opened = opened.Opened()
+        """Requests still being answered, each way (`opened`)."""
         self.held: tuple[list[Any], list[int]] = ([], [])
         """The last request's containers this side still holds: its codec's
         memo and their numbers in it (`kept.held`)."""
+        self.streaming = False
+        """Serving a data test's inputs (`answer_each`)."""
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
@@ -148,7 +152,7 @@ class _Peer:
     # --- values -----------------------------------------------------------
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
-        return wire.Codec(self.foreign, self.refer, memo, self.kept.index)
+        return wire.Codec(self.foreign, self.refer, memo, self.kept.index, self.opened)
 
     def foreign(self, v: object) -> object:
         """A handle on one of this process's objects; an exception (an
@@ -201,11 +205,15 @@ class _Peer:
         test's function) take turns on the one channel."""
         self.take_turn()
         try:
+            shared: list[Any] = []
             if op not in _QUIET:  # the test's code may run: it sees the writes
                 self.fields.flush()
+                if self.fields.lent.lent:
+                    self._settle()
                 self.fields.clear()
                 self.hand_back()
-            return self._ask(ref, op, args)
+                shared = self.kept.changes_in_call()
+            return self._ask(ref, op, args, shared)
         finally:
             self.turn.release()
 
@@ -229,28 +237,6 @@ class _Peer:
                 if _type(value) in _MUTABLE:
                     self.kept.add(value)
 
-    def _ask(self, ref: int, op: str, args: object) -> Any:
-        codec = self.codec()
-        payload = codec.encode(args)
-        sent = _len(codec.memo)
-        out, err = self.out.take(), self.err.take()
-        self.send_logs()
-        self.send(protocol.Op(ref=ref, op=op, args=payload, out=out, err=err))
-        while True:
-            msg = self.receive()
-            if msg is None:
-                _done()
-            if _type(msg) is protocol.Op:
-                self.serve(msg)
-                continue
-            value = codec.decode(msg.value)
-            for n, tree in msg.writeback:
-                if n < sent:
-                    codec.refill(codec.memo[n], tree)
-            if not msg.ok:
-                raise value
-            return value
-
     def serve(self, op: protocol.Op) -> None:
         """Do the verifier's request ``op`` and send the answer. The
         candidate's code runs without the turn, so its threads may ask the
@@ -266,7 +252,7 @@ class _Peer:
             self.send(protocol.Reply(ok=True, value=self.codec().encode(bound)))
             return
         if op.ref == world.REF and op.op == "keepfield":
-            self.send(protocol.Reply(ok=True, value=self._keep_field(op.args)))
+            self.send(protocol.Reply(ok=True, value=self._keep_fields(op.args)))
             return
         if op.ref == world.REF and op.op in ("kept", "keepnames"):
             self.send(self._share(op))
@@ -304,6 +290,8 @@ class _Peer:
         shared: list[Any] = []
         try:
             self.fields.flush()
+            if self.fields.lent.lent:
+                self._settle()
             self.hand_back()
             weak = self.pins.weakly()
             if weak:  # the test's objects it holds weakly: told when they go
@@ -325,37 +313,18 @@ class _Peer:
             shared=shared,
         )
 
-    def _keep_field(self, tree: object) -> int:
-        """Hold the field the verifier names (`strict.lentfields`): its
-        number in the kept table, or -1."""
-        try:
-            obj, name = self.codec().decode(tree)
-            value = _getattr(obj, "__dict__", {}).get(name)
-        except _BaseException:
-            return -1
-        for n, held in enumerate(self.kept.objects):
-            if held is value:
-                return n
-        if _type(value) in _MUTABLE and self.kept.add(value):
-            return _len(self.kept.objects) - 1
-        return -1
-
-    def _share(self, op: protocol.Op) -> protocol.Reply:
-        """The verifier's side of `kept` (see `kept.serve`)."""
-        try:
-            found, shared = kept.serve(self.kept, op.op, op.args, self.scope)
-        except _BaseException as exc:
-            return protocol.Reply(ok=False, value=self._raised(exc))
-        return protocol.Reply(ok=True, value=found, shared=shared)
-
     def answer_each(self, op: protocol.Op) -> None:
         """A data test's inputs at once (`answers` in the verifier): call
         the function on each in order, sending each answer as it comes."""
         if op.rand is not None:
             _set_random(op.rand)
         items = op.args if _type(op.args) is list else []
-        for args in items:
-            self.serve(protocol.Op(ref=op.ref, op="call", args=args))
+        self.streaming = True  # no request of the verifier's is open for them
+        try:
+            for args in items:
+                self.serve(protocol.Op(ref=op.ref, op="call", args=args))
+        finally:
+            self.streaming = False
 
     def send_logs(self) -> None:
         """The log records the candidate's code emitted since the last
@@ -369,7 +338,7 @@ class _Peer:
         try:
             args = plaincall.plain_call(op.args) if op.op == "call" and op.ref >= 0 else None
             if args is not None:  # plain arguments: no containers to number
-                value = self.perform(op, args)
+                value = self._performed(op, args, codec)
                 if plaincall.own_tree(value):
                     return True, value, []
                 tree = codec.encode(value)
@@ -379,10 +348,10 @@ class _Peer:
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
             before = kept.counts(codec.memo)
-            value = self.perform(op, args)
+            value = self._performed(op, args, codec)
             tree = codec.encode(value)
             value = None
-            self.held = codec.memo, kept.held(codec.memo, before, self.kept, op.op in _ANSWERS)
+            self.held = codec.memo, kept.held(codec.memo, before, self.kept, op.op in kept.ANSWERS)
             return True, tree, codec.writeback(snaps)
         except _BaseException as exc:
             try:
@@ -414,11 +383,6 @@ class _Peer:
         return operations.perform(self.scope, self.objects, op, args)
 
 
-_ANSWERS = frozenset({"call", "getattr", "getitem", "next"})
-"""Requests whose answer is the test's own value: a container in it that
-the candidate's code also holds is shared (`kept`). What a ``build`` or a
-``state`` read reports of an object is not (the test reads it through the
-object's handle)."""
 _QUIET = frozenset({"fields", "setattrs"})
 """Requests that run none of the test's code (see `fields`)."""
 
@@ -432,15 +396,5 @@ def _set_random(state: Any) -> None:
         pass
 
 
-def flush() -> None:
-    """Flush Python's buffered stdout and stderr, whatever the candidate did to them."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except _BaseException:
-            pass
-
-
-def _done() -> NoReturn:
-    flush()
-    _exit(0)
+flush = sharing.flush
+_done = sharing.done

@@ -52,6 +52,10 @@ class Op(msgspec.Struct, frozen=True, tag="op", array_like=True):
     """From the child: what the candidate's code printed to stdout and
     stderr since its last message, for the test's own ``sys.stdout`` and
     ``sys.stderr`` (a test that captures what the candidate prints)."""
+    shared: list[Any] = []
+    """From the child, asking the test's code: ``[k, tree]`` of each
+    container both sides hold that the candidate's code changed since the
+    sides last agreed (see `kept`), for the test's code to see."""
 
 
 class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
@@ -66,10 +70,10 @@ class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
     err: str = ""
     """See `Op`."""
     kept: list[int] = []
-    """From the child: numbers of the request's containers it still holds,
-    for both sides to keep in sync from now on (see `kept`)."""
+    """Numbers of the request's containers the answering side's code still
+    holds, for both sides to keep in sync from now on (see `kept`)."""
     shared: list[Any] = []
-    """From the child: ``[k, tree]`` of each kept container it changed."""
+    """``[k, tree]`` of each kept container the answering side changed."""
 
 
 class Logged(msgspec.Struct, frozen=True, tag="logged", array_like=True):

@@ -10,9 +10,20 @@ import builtins
 from typing import Any
 
 from .. import protocol
-from ..values import kept, mirror, stdexc, wire, world
+from ..values import kept, lent, mirror, opened, stdexc, wire, world
 from . import sidebyside, testobjects, weakheld
-from .outcomes import Refused, told
+from .outcomes import CandidateError, Refused, told
+
+KEPT_FULL = (
+    f"strict scoring follows at most {kept.MAX_KEPT} containers"
+    " that both the test and the candidate hold"
+)
+KEPT_CLASH = (
+    "strict scoring: the test's code and the candidate's both changed a container they"
+    f" both hold within one call, which holds more than {kept.IN_STEP} items with the"
+    " others they hold (such containers are brought in step only at the call's start"
+    " and end)"
+)
 
 
 class Callbacks:
@@ -22,9 +33,11 @@ class Callbacks:
 
     world: world.World | None
     objects: list[Any]
+    object_ids: dict[int, int]
     test_module: str
     threads: sidebyside.Threads
     kept: kept.Kept
+    opened: opened.Opened
     watched: set[str]
     """The prompt's names the test reads that the program's code may rebind."""
     test_scope: dict[str, Any]
@@ -53,25 +66,103 @@ class Callbacks:
         if op.ref == world.REF and op.op == "globals":
             self.rebound(op.args)
             return protocol.Reply(ok=True)
+        if op.ref == world.REF and op.op == "keepfield":
+            return protocol.Reply(ok=True, value=["l", self._keep_fields(op.args)])
+        self._take_shared(op.shared)
         codec = self.codec()
         snaps: list[object] = []
+        before: list[int] = []
         try:
             if type(op.ref) is not int or not 0 <= op.ref < len(self.objects):
                 raise AttributeError("no such object")
             target = self.objects[op.ref]
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
-            value = self.threads.timed(
-                lambda: testobjects.perform(target, op.op, args, self.test_module)
-            )
+            before = kept.counts(codec.memo)
+            frame = opened.Frame(codec.memo, codec.ids)
+            self.opened.serving.append(frame)
+            try:
+                value = self.threads.timed(
+                    lambda: testobjects.perform(target, op.op, args, self.test_module)
+                )
+            finally:
+                self.opened.serving.remove(frame)
             tree = codec.encode(value)
-            return protocol.Reply(ok=True, value=tree, writeback=codec.writeback(snaps))
+            value = None  # the arguments stay: a mock holds what it was called with
+            writeback = codec.writeback(snaps)
+            return self._reply(tree, writeback, codec, before, op.op in kept.ANSWERS)
         except Exception as exc:  # the test's own code raised: the child gets it
             try:  # what the test's code changed before it raised
                 changed = codec.writeback(snaps, raised=True)
             except Exception:
                 changed = []
-            return protocol.Reply(ok=False, value=self._exc_tree(exc, codec), writeback=changed)
+            return self._reply(self._exc_tree(exc, codec), changed, codec, before, None)
+
+    def _take_shared(self, items: object) -> None:
+        """What the candidate's code changed in the containers both sides
+        hold, before the test's code runs (`kept`)."""
+        if items:
+            try:
+                self.kept.apply(items)
+            except (wire.NotData, TypeError) as exc:
+                raise CandidateError(told(f"the candidate sent {exc}")) from None
+            if self.kept.clashed:
+                told(KEPT_CLASH)
+
+    def _reply(
+        self,
+        tree: object,
+        writeback: list[Any],
+        codec: wire.Codec,
+        before: list[int],
+        answer: bool | None,
+    ) -> protocol.Reply:
+        """The reply to the child's request (``answer`` None: the test's
+        code raised; else whether its answer is a value the test's code may
+        hold on to), with what the test's code changed in the containers
+        both sides hold, and the request's containers the test's code goes
+        on holding (a mock's recorded arguments, a list of the test's
+        object it returned), which both sides hold from now on (`kept`)."""
+        held: list[int] = []
+        try:
+            if before or (answer and codec.memo):
+                held = kept.held(codec.memo, before, self.kept, bool(answer))
+            shared = self.kept.changes_in_call()
+        except wire.NotData:
+            return protocol.Reply(ok=False, value=["e", "Exception", "", None, ["t", []]])
+        if not self.kept.take(held, codec.memo) or self.kept.full:
+            # Past the table's size the test's code holds a copy, as it did
+            # before holding these was followed (a mock recording a new list
+            # in each of thousands of calls): named should the check fail.
+            Refused.note(KEPT_FULL)
+        return protocol.Reply(
+            ok=answer is not None, value=tree, writeback=writeback, kept=held, shared=shared
+        )
+
+    def _keep_fields(self, tree: object) -> list[int]:
+        """Hold the test's objects' fields the child names (`lent`) with
+        the candidate's copies: each one's number in the kept table, or -1
+        (past the table's size the check fails)."""
+        try:
+            pairs = self.codec().decode(tree)
+        except (wire.NotData, TypeError):
+            return []
+        out = []
+        for pair in pairs if type(pairs) is list else ():
+            owner, name = pair if type(pair) is list and len(pair) == 2 else (None, None)
+            n = -1
+            if self._lent(owner) and testobjects.plain(owner, self.test_module):
+                n = lent.keep_field(self.kept, owner, name)
+            if n < 0 and len(self.kept.objects) >= kept.MAX_KEPT:
+                told(KEPT_FULL)
+            out.append(n)
+        return out
+
+    def _lent(self, v: object) -> bool:
+        """Is ``v`` one of the test's objects the child holds a proxy for
+        (whose fields it may read: `testobjects.plain`)?"""
+        vid = self.object_ids.get(id(v))
+        return vid is not None and self.objects[vid] is v
 
     def rebound(self, tree: object) -> None:
         """The prompt's names the program's code rebound (`process.watched`),
@@ -85,10 +176,7 @@ class Callbacks:
             if type(item) is list and len(item) == 2 and item[0] in self.watched:
                 self.test_scope[item[0]] = item[1]
                 if type(item[1]) in wire.MUTABLE and not self.kept.add(item[1]):
-                    told(
-                        f"strict scoring follows at most {kept.MAX_KEPT} containers"
-                        " that both the test and the candidate hold"
-                    )
+                    told(KEPT_FULL)
 
     def _exc_tree(self, exc: BaseException, codec: wire.Codec) -> object:
         try:

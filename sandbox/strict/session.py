@@ -18,11 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol
-from ..values import kept, likestd, plaincall, wire, world
+from ..values import kept, lent, likestd, opened, plaincall, wire, world
 from . import (
     batched,
     callbacks,
-    lentfields,
     members,
     passedon,
     sidebyside,
@@ -115,11 +114,13 @@ class Session(standins.Standins, callbacks.Callbacks):
         self.unfielded: set[tuple[str, str]] = set()
         """(class name, attribute) read with ``getattr`` where a read of the
         fields did not have it (a method): a cache is only a shortcut."""
-        self.lent_fields = lentfields.LentFields()
+        self.lent_fields = lent.Lent()
         """Containers read from the child's objects' fields (`field`)."""
         self.states_read = batched.Batched("states")
         """All the attributes of the child's objects (`state`)."""
         self.kept = kept.Kept(self.codec)
+        self.opened = opened.Opened()
+        """Requests still being answered, each way (`opened`)."""
         self.watched: set[str] = set()
         self.test_scope: dict[str, Any] = {}
         """Containers both the test and the candidate hold (`kept`)."""
@@ -245,7 +246,7 @@ class Session(standins.Standins, callbacks.Callbacks):
             raise CandidateError(told(f"the candidate sent {exc}")) from None
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
-        return wire.Codec(self.foreign, self.refer, memo, self.kept.index)
+        return wire.Codec(self.foreign, self.refer, memo, self.kept.index, self.opened)
 
     # --- asking the child ---------------------------------------------------
 
@@ -267,11 +268,9 @@ class Session(standins.Standins, callbacks.Callbacks):
 
     def _ask(self, ref: int, op: str, args: object) -> Any:
         if op not in _READS:
-            if self.lent_fields.lent and not self.lent_fields.settle(self.kept, self._join):
-                told(
-                    f"strict scoring follows at most {kept.MAX_KEPT} containers"
-                    " that both the test and the candidate hold"
-                )
+            caches = [*self.fields_read.known.values(), *self.states_read.known.values()]
+            if self.lent_fields.lent and not self.lent_fields.settle(self.kept, self._join, caches):
+                told(callbacks.KEPT_FULL)
             self.epoch += 1
         codec = self.codec()
         payload = self.request(codec, args, op == "call" and ref >= 0)
@@ -279,7 +278,14 @@ class Session(standins.Standins, callbacks.Callbacks):
         if self.weakly:
             weakheld.release(self)
         self.hand_over_world()
-        reply = self._exchange(protocol.Op(ref=ref, op=op, args=payload, rand=self.child_random()))
+        frame = opened.Frame(codec.memo, codec.ids)
+        self.opened.asked.append(frame)
+        try:
+            reply = self._exchange(
+                protocol.Op(ref=ref, op=op, args=payload, rand=self.child_random())
+            )
+        finally:
+            self.opened.asked.remove(frame)
         return self.answer(reply, codec, sent)
 
     def request(self, codec: wire.Codec, args: object, call: bool) -> object:
@@ -324,12 +330,15 @@ class Session(standins.Standins, callbacks.Callbacks):
         except (wire.NotData, TypeError) as exc:
             raise CandidateError(told(f"the candidate sent back {exc}")) from None
 
-    def _join(self, handle: Any, name: str) -> int:
-        """Ask the child to hold its object's field ``name`` with the test's
-        copy (`lentfields`): its number in the child's table, or -1."""
-        tree = self.codec().encode([handle, name])
+    def _join(self, pairs: list[list[Any]]) -> list[int]:
+        """Ask the child to hold its objects' fields ``pairs`` (``[handle,
+        name]``) with the test's copies (`lent`): their numbers in the
+        child's table, or -1."""
+        tree = self.codec().encode(pairs)
         got = self._exchange(protocol.Op(ref=world.REF, op="keepfield", args=tree)).value
-        return got if type(got) is int else -1
+        if type(got) is not list or not all(type(n) is int for n in got):
+            return []
+        return got
 
     def watch_names(self, scope: dict[str, Any], names: list[str], bind: list[str]) -> None:
         """Follow the prompt's names ``names`` as the program's code rebinds
@@ -367,10 +376,9 @@ class Session(standins.Standins, callbacks.Callbacks):
                 codec.refill(codec.memo[item[0]], item[1])
             self.kept.apply(reply.shared)
             if not self.kept.take(reply.kept, codec.memo) or self.kept.full:
-                told(
-                    f"strict scoring follows at most {kept.MAX_KEPT} containers"
-                    " that both the test and the candidate hold"
-                )
+                told(callbacks.KEPT_FULL)
+            if self.kept.clashed:
+                told(callbacks.KEPT_CLASH)
         except wire.NotData as exc:
             raise CandidateError(told(f"the candidate sent back {exc}")) from None
         except TypeError as exc:  # an unhashable key or set item

@@ -57,7 +57,7 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
         return teststeps.step(target, args)
     if op == "fields":
         most = min(args, fieldsof.MOST) if type(args) is int else 1
-        return fieldsof.fields_of(target, most, lambda o: _plain(o, test_module))
+        return fieldsof.fields_of(target, most, lambda o: plain(o, test_module))
     if op == "setattrs":
         if type(args) is not list:
             raise TypeError("malformed setattrs")
@@ -94,7 +94,7 @@ def perform(target: Any, op: str, args: Any, test_module: str) -> Any:
     raise TypeError(f"operation {op!r} is not available on the test's objects")
 
 
-def _plain(obj: Any, test_module: str) -> bool:
+def plain(obj: Any, test_module: str) -> bool:
     """An instance of a class of the test's whose fields are read and
     written by Python's own attribute access (none of the test's code)."""
     return (

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import stdvalues
+from .opened import Opened
 
 NotData = stdvalues.NotData
 check_hashes = stdvalues.check_hashes
@@ -58,6 +59,7 @@ class Decoding:
     count: int
     unnumbered: bool
     refer: Callable[[list[Any]], object]
+    opened: Opened | None
 
     def decode(self, t: Any, depth: int = 0) -> Any:
         self.count += 1
@@ -92,6 +94,8 @@ class Decoding:
             return self.memo[n]
         if tag in ("h", "v", "e", "k"):
             return self.refer(t)
+        if tag == "o":
+            return self._own(t, depth)
         if tag == "x":
             return self._standard(t, depth)
         return self._builtin(tag, t, depth)
@@ -188,6 +192,25 @@ class Decoding:
                 return made
         raise NotData("malformed defaultdict")
 
+    def _own(self, t: list[Any], depth: int) -> Any:
+        """This side's container of a request still open that the other
+        side's copy stands for (`opened`), refilled with what the copy holds
+        now and numbered in this exchange as the sender numbered it."""
+        if self.opened is None or _len(t) != 4 or _type(t[3]) is not list:
+            raise NotData("malformed open container")
+        try:
+            target = self.opened.own(t[1], t[2], MUTABLE)
+        except LookupError as exc:
+            raise NotData(str(exc)) from None
+        self.ids[_id(target)] = _len(self.memo)
+        self.memo.append(target)
+        saved, self.unnumbered = self.unnumbered, True
+        try:
+            fill(target, self._node(t[3], depth + 1))
+        finally:
+            self.unnumbered = saved
+        return target
+
     def _numbered(self, container: Any) -> Any:
         if self.unnumbered:  # the top of a written-back node: it has a number
             self.unnumbered = False
@@ -209,6 +232,25 @@ class Decoding:
         for k, v in zip(check_hashes(keys), values, strict=True):
             put(target, k, v)
         return target
+
+
+MUTABLE = frozenset({list, dict, set, bytearray, DEQUE, COUNTER, ORDERED, DEFAULTDICT})
+"""The containers an exchange numbers (`wire.MUTABLE`)."""
+
+
+def fill(target: Any, fresh: Any) -> None:
+    """Make ``target`` (a numbered container) hold what ``fresh`` holds, in
+    place: it keeps its identity and type."""
+    if _type(fresh) is not _type(target) or _type(target) is float:
+        raise NotData("a written-back value changed its type")
+    if _type(target) is list or _type(target) is bytearray:
+        target[:] = fresh
+    elif _type(target) is _deque:
+        target.clear()
+        target.extend(fresh)
+    else:
+        target.clear()
+        target.update(fresh)
 
 
 def _number(x: Any) -> float:

@@ -26,6 +26,8 @@ Beyond plain data (see `plain`), a tree can say:
 - ``["e", type, base, class, args]``: an exception.
 - ``["k", n]``: a container both sides hold (`kept`), the receiver's own
   of that number.
+- ``["o", f, j, contents]``: the receiver's own container ``j`` of its
+  request ``f`` still being answered, now holding ``contents`` (`opened`).
 - ``["u", bytes]``: a string holding a lone surrogate, which UTF-8 cannot
   carry, as its ``surrogatepass`` bytes (only when a frame would not encode
   otherwise: see `protocol.encode_frame`).
@@ -46,6 +48,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import stdvalues, unwire
+from .opened import Opened
 
 MAX_DEPTH = stdvalues.MAX_DEPTH
 UNSENT = stdvalues.UNSENT
@@ -92,12 +95,16 @@ class Codec(unwire.Decoding):
         refer: Callable[[list[Any]], object],
         memo: list[Any] | None = None,
         held: dict[int, int] | None = None,
+        opened: Opened | None = None,
     ) -> None:
         self.foreign = foreign
         self.refer = refer
         self.held = held
         """The containers both sides hold (`kept.Kept.index`), which cross
         as ``["k", n]``: the other side's own of that number."""
+        self.opened = opened
+        """The side's open exchanges: a container of the other side's
+        request still being answered crosses as that one (`opened`)."""
         self.memo: list[Any] = [] if memo is None else memo
         self.ids: dict[int, int] = {_id(o): i for i, o in enumerate(memo)} if memo else {}
         self.count = 0
@@ -153,7 +160,13 @@ class Codec(unwire.Decoding):
                 if n is not None:
                     return ["k", n]
             seen = self._seen(v)
-            return self.contents(v, depth) if seen is None else seen
+            if seen is not None:
+                return seen
+            if self.opened is not None and self.opened.serving:
+                at = self.opened.find(v)
+                if at is not None:
+                    return ["o", at[0], at[1], self.contents(v, depth)]
+            return self.contents(v, depth)
         if t is _Decimal:
             return ["x", "Decimal", str(v)]
         if t is _Fraction:
@@ -221,12 +234,17 @@ class Codec(unwire.Decoding):
     def writeback(self, snaps: list[object], raised: bool = False) -> list[Any]:
         """``[n, contents]`` of each numbered container of the request that
         differs from its snapshot, for the caller to `refill`; also when the
-        request raised (what it changed stays changed in one program), unless
+        request raised (what it changed stays changed in one program), but not
+        one both sides hold from now on, which `kept` keeps in step, unless
         encoding its answer had numbered containers (an exception crosses on
         a codec of its own, so they would be unknown on the other side)."""
         if not snaps or (raised and _len(self.memo) != _len(snaps)):
             return []
-        return [[n, self.contents(self.memo[n], 0)] for n in changed(self.memo, snaps)]
+        held = self.held or {}  # kept in step on their own (`kept`)
+        memo = self.memo
+        return [
+            [n, self.contents(memo[n], 0)] for n in changed(memo, snaps) if _id(memo[n]) not in held
+        ]
 
     def refill(self, target: Any, t: Any) -> None:
         """Make ``target`` (a numbered container of this side) hold the
@@ -235,16 +253,7 @@ class Codec(unwire.Decoding):
         self.unnumbered = True
         fresh = self.decode(t)
         self.unnumbered = False
-        if _type(fresh) is not _type(target) or _type(target) is _float:
-            raise NotData("a written-back value changed its type")
-        if _type(target) is list or _type(target) is bytearray:
-            target[:] = fresh
-        elif _type(target) is _deque:
-            target.clear()
-            target.extend(fresh)
-        else:
-            target.clear()
-            target.update(fresh)
+        unwire.fill(target, fresh)
 
 
 def _items(v: Any) -> Any:
