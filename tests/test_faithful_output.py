@@ -3,7 +3,7 @@ in one program, the failed check says so: a logger the candidate's code
 gives a handler of its own in its process, however it does (the test's
 logger of that name has none), and output past the check's budget, which
 is dropped. What does reach it (``SHAPES``) is judged alike: a record's
-``extra=`` attributes that the test's handler reads.
+``extra=`` attributes that the test's handler reads, and its exception.
 
 Each case is a problem with one honest answer, scored in one strict and
 one official run (`test_faithful.score_both`)."""
@@ -55,6 +55,32 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         " extra={'order_id': order_id, 'cents': abs(cents)})\n    return cents >= 0\n",
     ),
 }
+
+SHAPES["a record's exception, read by assertLogs as exc_info"] = (
+    "import logging\n\n\ndef safe_div(a, b):\n"
+    '    """a / b; on an error log it with logger "calc".exception("div failed")'
+    ' and return None."""\n',
+    _d(
+        """
+        import unittest
+        def check(candidate):
+            class T(unittest.TestCase):
+                def test_logged(self):
+                    with self.assertLogs("calc", level="ERROR") as cm:
+                        self.assertIsNone(candidate(1, 0))
+                    self.assertIs(cm.records[0].exc_info[0], ZeroDivisionError)
+                    self.assertIn("Traceback", cm.output[0])
+            res = unittest.TestResult()
+            unittest.defaultTestLoader.loadTestsFromTestCase(T).run(res)
+            assert res.wasSuccessful() and candidate(6, 3) == 2, res.failures + res.errors
+        """
+    ),
+    "safe_div",
+    "    try:\n        return a / b\n    except ZeroDivisionError:\n"
+    "        logging.getLogger('calc').exception('div failed')\n",
+    "    try:\n        return a / b\n    except ZeroDivisionError:\n"
+    "        logging.getLogger('calc').error('div failed')\n",
+)
 
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {

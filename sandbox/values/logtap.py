@@ -9,11 +9,14 @@ be in one program. In the verifier, `emit` hands each record to the
 test's logger of that name, if it is enabled for the record's level: the
 test's handlers (``assertLogs``, a ``caplog``-style handler) see it.
 The attributes a call's ``extra=`` gave the record cross with it where
-their values are numbers, strings, booleans or None.
+their values are numbers, strings, booleans or None, and its exception,
+where it is of a builtin type, as ``exc_info`` (no traceback; its text is
+``exc_text``).
 """
 
 from __future__ import annotations
 
+import builtins
 import logging
 import sys
 from typing import Any
@@ -27,6 +30,11 @@ MAX_EXTRA = 20
 """Attributes of a record's ``extra=`` that cross with it."""
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 _SCALARS = (int, float, bool, str, type(None))
+_BUILTIN_BY_NAME: dict[str, type[BaseException]] = {
+    k: v for k, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
+}
+_BUILTIN_EXCEPTIONS = {id(v): k for k, v in _BUILTIN_BY_NAME.items()}
+_id = id
 _len = len
 _type = type
 
@@ -47,7 +55,9 @@ class _Tap(logging.Handler):
             )
             self.budget[0] -= _len(text)
             fields = [record.name, record.levelno, text, record.funcName, record.lineno]
-            self.records.append([*map(_plain, fields), _plain(trace), _extra(record)])
+            self.records.append(
+                [*map(_plain, fields), _plain(trace), _extra(record), _raised(record.exc_info)]
+            )
         except Exception:
             pass
 
@@ -63,6 +73,30 @@ def _extra(record: logging.LogRecord) -> list[list[Any]]:
         if key not in _STANDARD and _type(value) in _SCALARS and _len(out) < MAX_EXTRA:
             out.append([str(key)[:100], value[:MAX_TEXT] if _type(value) is str else value])
     return out
+
+
+def _raised(exc_info: Any) -> list[str] | None:
+    """``[type name, message]`` of a record's exception where its type is
+    a builtin one (found by identity, from a table made before the
+    candidate's code ran), for the test's ``record.exc_info``."""
+    if _type(exc_info) is not tuple or _len(exc_info) < 2:
+        return None
+    name = _BUILTIN_EXCEPTIONS.get(_id(exc_info[0]))
+    return None if name is None else [name, str(exc_info[1])[:MAX_TEXT]]
+
+
+def _exc_info(raised: Any) -> tuple[Any, ...] | None:
+    """In the verifier: the record's ``exc_info`` for ``[type name,
+    message]``: the builtin exception, with no traceback."""
+    if type(raised) is not list or len(raised) != 2 or type(raised[1]) is not str:
+        return None
+    cls = _BUILTIN_BY_NAME.get(raised[0]) if type(raised[0]) is str else None
+    if cls is None:
+        return None
+    try:
+        return cls, cls(raised[1]), None
+    except Exception:
+        return None
 
 
 def _extras(items: Any) -> dict[str, Any]:
@@ -192,9 +226,9 @@ def emit(records: Any, budget: int) -> tuple[int, bool]:
     if type(records) is not list:
         return used, True
     for item in records[:MAX_RECORDS]:
-        if type(item) is not list or len(item) != 7:
+        if type(item) is not list or len(item) != 8:
             continue
-        name, level, text, func, line, trace, extra = item
+        name, level, text, func, line, trace, extra, raised = item
         if type(name) is not str or type(level) is not int or type(text) is not str:
             continue
         if used + len(text) > budget:
@@ -216,6 +250,7 @@ def emit(records: Any, budget: int) -> tuple[int, bool]:
                 "funcName": func if type(func) is str else "",
                 "lineno": line if type(line) is int else 0,
                 "exc_text": trace if type(trace) is str else None,
+                "exc_info": _exc_info(raised),
             }
         )
         logger.handle(record)

@@ -92,7 +92,9 @@ def tap(keeper: Any, limit: int) -> None:
                     c for c in category.__mro__ if getattr(builtins, c.__name__, None) is c
                 )
             line = lineno if _type(lineno) is int else 0
-            keeper.records.append([MARK, 0, _str(message)[:10_000], found.__name__, line, None, []])
+            keeper.records.append(
+                [MARK, 0, _str(message)[:10_000], found.__name__, line, None, [], None]
+            )
         except Exception:
             pass
 
