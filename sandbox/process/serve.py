@@ -58,6 +58,7 @@ _Exception = Exception
 _encode_frame = protocol.encode_frame
 _decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
 _MUTABLE = frozenset(wire.MUTABLE)
+flush = childio.flush
 
 
 def run(program: str, channel: int) -> NoReturn:
@@ -235,7 +236,8 @@ class _Peer:
         sent = _len(codec.memo)
         out, err = self.out.take(), self.err.take()
         self.send_logs()
-        self.send(protocol.Op(ref=ref, op=op, args=payload, out=out, err=err))
+        cap = childio.redirected(self.out, self.err) if op == "call" else 0
+        self.send(protocol.Op(ref=ref, op=op, args=payload, out=out, err=err, capture=cap))
         while True:
             msg = self.receive()
             if msg is None:
@@ -243,6 +245,7 @@ class _Peer:
             if _type(msg) is protocol.Op:
                 self.serve(msg)
                 continue
+            childio.write_back(cap, msg)
             value = codec.decode(msg.value)
             for n, tree in msg.writeback:
                 if n < sent:
@@ -430,15 +433,6 @@ def _set_random(state: Any) -> None:
         _random_setstate((version, tuple(internal), gauss))
     except _BaseException:
         pass
-
-
-def flush() -> None:
-    """Flush Python's buffered stdout and stderr, whatever the candidate did to them."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except _BaseException:
-            pass
 
 
 def _done() -> NoReturn:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import msgspec
+
 from .. import protocol
 from ..values import kept, mirror, wire, world
-from . import sidebyside, testobjects, weakheld
+from . import passedon, sidebyside, testobjects, weakheld
 from .outcomes import Refused, told
 
 
@@ -28,6 +30,7 @@ class Callbacks:
     watched: set[str]
     """The prompt's names the test reads that the program's code may rebind."""
     test_scope: dict[str, Any]
+    passed_on: passedon.PassedOn
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
         raise NotImplementedError
@@ -53,6 +56,13 @@ class Callbacks:
         if op.ref == world.REF and op.op == "globals":
             self.rebound(op.args)
             return protocol.Reply(ok=True)
+        with self.passed_on.redirected(op.capture) as back:
+            reply = self._perform(op)
+        if not op.capture:
+            return reply
+        return msgspec.structs.replace(reply, out=back[0], err=back[1])
+
+    def _perform(self, op: protocol.Op) -> protocol.Reply:
         codec = self.codec()
         snaps: list[object] = []
         try:
