@@ -68,18 +68,14 @@ class _Tap:
 
     def __init__(self, root: str) -> None:
         self.root = root.rstrip("/") + "/"
-        self.busy = False
 
     def __call__(self, event: str, args: tuple[Any, ...]) -> None:
-        if event not in _EVENTS or self.busy:
-            return
-        self.busy = True
+        if event not in _EVENTS:
+            return  # what it calls below raises none of these events
         try:
             self.event(event, args)
         except BaseException:  # a hook that raises would refuse the call
             pass
-        finally:
-            self.busy = False
 
     def event(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -194,13 +190,10 @@ def tap(root: str) -> None:
     def access(path: Any, mode: int, **kw: Any) -> bool:
         got = real(path, mode, **kw)
         if not got and mode & os.W_OK and not kw:
-            hook.busy = True
             try:
                 _probed(hook, path, mode)
             except BaseException:  # the answer stands as the kernel gave it
                 pass
-            finally:
-                hook.busy = False
         return got
 
     access.__doc__ = real.__doc__
