@@ -223,6 +223,18 @@ SWALLOWED: dict[str, tuple[str, str, str, str, str, str, str]] = {
     )
 }
 
+SWALLOWED["the test catches the refusal the candidate's rewrite raises"] = (
+    _KEEP,
+    _KEEP_TEST.replace(
+        "assert candidate(p) == 3", "try:\n        candidate(p)\n    except OSError:\n        pass"
+    ),
+    "size",
+    _SIZE + "    with open(path, 'w') as f:\n        f.write('ABC')\n    return n\n",
+    "failed",
+    "failed",
+    _SWALLOWED_REASON,
+)
+
 
 @pytest.fixture(scope="module")
 def verdicts(
