@@ -44,6 +44,27 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    print(a, b, sep='-', flush=True)\n",
         "    print(a, b, sep='+', flush=True)\n",
     ),
+    "the candidate captures what the test's callback prints": (
+        'import io, contextlib\n\n\ndef capture(fn):\n    """Call fn() and return what it printed."""\n',
+        "import io, contextlib\ndef check(candidate):\n    outer = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(outer):\n"
+        "        got = candidate(lambda: print('hi'))\n        print('after')\n"
+        "    assert got == 'hi\\n', got\n    assert outer.getvalue() == 'after\\n', outer.getvalue()\n",
+        "capture",
+        "    buf = io.StringIO()\n    with contextlib.redirect_stdout(buf):\n        fn()\n"
+        "    return buf.getvalue()\n",
+        "    fn()\n    return ''\n",
+    ),
+    "the candidate captures what the test's callback writes to stderr": (
+        'import io, contextlib\n\n\ndef errors(fn):\n    """Call fn() and return what it wrote to stderr."""\n',
+        "import sys\ndef check(candidate):\n"
+        "    assert candidate(lambda: print('bad', file=sys.stderr)) == 'bad\\n'\n",
+        "errors",
+        "    buf = io.StringIO()\n    with contextlib.redirect_stderr(buf):\n        fn()\n"
+        "    return buf.getvalue()\n",
+        "    buf = io.StringIO()\n    with contextlib.redirect_stdout(buf):\n        fn()\n"
+        "    return buf.getvalue()\n",
+    ),
     "a main block that prints": (
         'def f():\n    """return 1 (does not read input)"""\n',
         "def check(candidate):\n    assert candidate() == 1\n",

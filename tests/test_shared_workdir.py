@@ -56,6 +56,37 @@ HONEST: dict[str, tuple[str, str, str, str, str]] = {
         _WRITE_RIGHT,
         _WRITE_WRONG,
     ),
+    "a file the candidate writes in an output directory the test made with os.makedirs": (
+        _WRITE,
+        "import os\ndef check(candidate):\n"
+        "    os.makedirs(os.path.join('out', 'sub'), exist_ok=True)\n"
+        "    candidate(os.path.join('out', 'sub', 'r.txt'), [1, 2])\n"
+        "    with open(os.path.join('out', 'sub', 'r.txt')) as fh:\n"
+        "        assert fh.read() == '1\\n2\\n'\n",
+        "save",
+        _WRITE_RIGHT,
+        _WRITE_WRONG,
+    ),
+    "a file the candidate writes in a directory the test made with pathlib": (
+        _WRITE,
+        "import pathlib\ndef check(candidate):\n"
+        "    d = pathlib.Path('reports') / 'daily'\n    d.mkdir(parents=True)\n"
+        "    candidate(str(d / 'r.txt'), [4])\n"
+        "    assert (d / 'r.txt').read_text() == '4\\n'\n",
+        "save",
+        _WRITE_RIGHT,
+        _WRITE_WRONG,
+    ),
+    "a file the candidate writes in a directory the test made with its own mode": (
+        _WRITE,
+        "import os\ndef check(candidate):\n"
+        "    os.mkdir('private', 0o700)\n"
+        "    candidate('private/r.txt', [5])\n"
+        "    with open('private/r.txt') as fh:\n        assert fh.read() == '5\\n'\n",
+        "save",
+        _WRITE_RIGHT,
+        _WRITE_WRONG,
+    ),
     "relative paths in the working directory": (
         _READ,
         "def check(candidate):\n"

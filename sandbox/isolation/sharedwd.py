@@ -144,16 +144,12 @@ def pair(size_mb: int, path: str) -> int:
 class _ReadableOs:
     """``os`` as ``tempfile`` sees it in a shared directory: files it makes
     are readable (0644) and directories enterable (0755) by the other side,
-    as they are for the one process of the single program. Write access
-    stays the owner's, except that the check's directories (``shared``)
-    are sticky and open to all, as the shared directory is: the candidate
-    may add its output files to a directory the test made (the single
-    program can), and cannot change, rename or remove the test's files
-    there. Everything else is the real ``os``."""
+    as they are for the one process of the single program (in the check,
+    `open_dirs` then opens its directories to the candidate's files).
+    Write access stays the owner's. Everything else is the real ``os``."""
 
-    def __init__(self, real: Any, shared: bool) -> None:
+    def __init__(self, real: Any) -> None:
         self._real = real
-        self._shared = shared
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
@@ -163,20 +159,47 @@ class _ReadableOs:
 
     def mkdir(self, path: Any, mode: int = 0o777, **kw: Any) -> None:
         self._real.mkdir(path, 0o755 if mode == 0o700 else mode, **kw)
-        if self._shared and mode == 0o700:
-            self._real.chmod(path, 0o1777, **kw)
 
 
-def readable_tempfiles(*, shared: bool = False) -> None:
-    """Make ``tempfile`` in this process leave its files readable by the
-    other side of the shared directory, and, in the check (``shared``),
-    its directories open to the candidate's files (see `_ReadableOs`)."""
+def readable_tempfiles() -> None:
+    """Make ``tempfile`` in this process leave its files and directories
+    readable by the other side of the shared directory (see `_ReadableOs`)."""
     import tempfile
 
     if not isinstance(tempfile._os, _ReadableOs):  # type: ignore[attr-defined]
-        tempfile._os = _ReadableOs(os, shared)  # type: ignore[attr-defined]
+        tempfile._os = _ReadableOs(os)  # type: ignore[attr-defined]
 
 
+def open_dirs(root: str) -> None:
+    """In the check: a directory the test's code makes in the shared
+    directory ``root`` with its owner's write bit (``os.mkdir``, so
+    ``os.makedirs``, ``pathlib`` and ``tempfile``) is made sticky and open
+    to all (1777), as the shared directory is: the candidate may add its
+    output files there, as one program can, and cannot change, rename or
+    remove the test's (the kernel's sticky rule). One the test makes
+    without its owner's write bit stays as made: one program cannot write
+    there either."""
+    real = os.mkdir
+
+    def mkdir(path: Any, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        real(path, mode, dir_fd=dir_fd)
+        if dir_fd is None and _inside(root, path):
+            if os.stat(path).st_mode & _OWNER_WX == _OWNER_WX:
+                os.chmod(path, int(MODE, 8))
+
+    mkdir.__doc__ = real.__doc__
+    os.mkdir = mkdir
+
+
+def _inside(root: str, path: Any) -> bool:
+    try:
+        full = os.path.abspath(os.fsdecode(path))
+    except (OSError, TypeError, ValueError):
+        return False
+    return full.startswith(root.rstrip("/") + "/")
+
+
+_OWNER_WX = stat.S_IWUSR | stat.S_IXUSR
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 REFUSED: list[str] = []
 """What `guard` refused in this check's process, first first: the check

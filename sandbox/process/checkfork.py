@@ -293,7 +293,7 @@ class CheckFork:
             # In a shared dir the test's files stay read-only to the candidate.
             os.umask(0o022)
             if wdir == self.conf.shared_dir:
-                sharedwd.readable_tempfiles(shared=True)
+                sharedwd.readable_tempfiles()
             if os.environ.get("HOME") != wdir:
                 os.environ["HOME"] = os.environ["TMPDIR"] = wdir
             harness.isolate(w, 1, wdir, None, limits, fd, self._confine)
@@ -304,6 +304,7 @@ class CheckFork:
             frames.write_all(w, READY)
             if wdir == self.conf.shared_dir:
                 sharedwd.guard(wdir)
+                sharedwd.open_dirs(wdir)
             result = self.judge(memoryview(self.reader.buf)[:size], fd)
             frames.write_all(w, protocol.encode_frame(result))
         finally:

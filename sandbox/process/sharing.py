@@ -8,7 +8,6 @@ both hold (`values.kept`).
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any, NoReturn
 
 from .. import protocol
@@ -62,7 +61,12 @@ class Sharing:
         sent = _len(codec.memo)
         out, err = self.out.take(), self.err.take()
         self.send_logs()
-        self.send(protocol.Op(ref=ref, op=op, args=payload, out=out, err=err, shared=shared or []))
+        cap = childio.redirected(self.out, self.err) if op == "call" else 0
+        self.send(
+            protocol.Op(
+                ref=ref, op=op, args=payload, out=out, err=err, shared=shared or [], capture=cap
+            )
+        )
         frame = opened.Frame(codec.memo, codec.ids)
         if ref != world.REF:  # as the verifier serves it
             self.opened.asked.append(frame)
@@ -71,6 +75,7 @@ class Sharing:
         finally:
             if ref != world.REF:
                 self.opened.asked.remove(frame)
+        childio.write_back(cap, msg)
         value = codec.decode(msg.value)
         for n, tree in msg.writeback:
             if n < sent:
@@ -141,13 +146,7 @@ class Sharing:
             self.opened.serving.remove(frame)
 
 
-def flush() -> None:
-    """Flush Python's buffered stdout and stderr, whatever the candidate did to them."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except _BaseException:
-            pass
+flush = childio.flush
 
 
 def done() -> NoReturn:

@@ -24,6 +24,7 @@ import msgspec
 
 from .. import frames, protocol
 from ..isolation import fairness, layers, reaper, sharedwd, workdir
+from ..values import filetap
 from . import forkparent, harness, verdict
 
 PR_SET_PDEATHSIG = 1
@@ -201,6 +202,7 @@ class Template:
             die_with_parent()
         if wdir == self.shared and wdir:
             sharedwd.readable_tempfiles()
+            filetap.tap(wdir)
         harness.child_main(
             task=protocol.task_of(job, program),
             token=token,

@@ -56,6 +56,12 @@ class Op(msgspec.Struct, frozen=True, tag="op", array_like=True):
     """From the child, asking the test's code: ``[k, tree]`` of each
     container both sides hold that the candidate's code changed since the
     sides last agreed (see `kept`), for the test's code to see."""
+    capture: int = 0
+    """From the child, with a ``call`` of the test's code: which standard
+    streams the candidate's code replaced with its own (1: stdout, 2:
+    stderr; ``contextlib.redirect_stdout``). What the test's code prints
+    in the call comes back in the `Reply`'s ``out`` and ``err``, for the
+    child to write there, as one program's ``print`` would."""
 
 
 class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):

@@ -9,9 +9,11 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import msgspec
+
 from .. import protocol
 from ..values import kept, lent, mirror, opened, stdexc, wire, world
-from . import sidebyside, testobjects, weakheld
+from . import passedon, sidebyside, testobjects, weakheld
 from .outcomes import CandidateError, Refused, told
 
 KEPT_FULL = (
@@ -41,6 +43,7 @@ class Callbacks:
     watched: set[str]
     """The prompt's names the test reads that the program's code may rebind."""
     test_scope: dict[str, Any]
+    passed_on: passedon.PassedOn
 
     def codec(self, memo: list[Any] | None = None) -> wire.Codec:
         raise NotImplementedError
@@ -49,6 +52,8 @@ class Callbacks:
         raise NotImplementedError
 
     def _serve(self, op: protocol.Op) -> protocol.Reply:
+        if op.capture:
+            return self._captured(op)
         if op.ref == world.REF and op.op == "world" and self.world is not None:
             try:  # the child's state (plain data only: no references)
                 tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
@@ -163,6 +168,16 @@ class Callbacks:
         (whose fields it may read: `testobjects.plain`)?"""
         vid = self.object_ids.get(id(v))
         return vid is not None and self.objects[vid] is v
+
+    def _captured(self, op: protocol.Op) -> protocol.Reply:
+        """A call whose caller (the candidate's code) put streams of its own
+        in place of stdout or stderr: what the test's code prints in it goes
+        back with the reply (`protocol.Op.capture`). Only this path costs a
+        frame more: a deep recursion through both sides meets the verifier's
+        recursion limit where it did."""
+        with self.passed_on.redirected(op.capture) as back:
+            reply = self._serve(msgspec.structs.replace(op, capture=0))
+        return msgspec.structs.replace(reply, out=back[0], err=back[1])
 
     def rebound(self, tree: object) -> None:
         """The prompt's names the program's code rebound (`process.watched`),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 
+from ..values import filetap
 from .outcomes import Refused
 
 _DENIED = (errno.EACCES, errno.EPERM)
@@ -39,10 +40,5 @@ def note_candidate_denied(exc: BaseException, paths: object = None) -> None:
             except OSError:
                 continue
             if owner == me:
-                Refused.note(
-                    f"strict scoring: the candidate's code may not change {name[-200:]}: "
-                    "the test's files and directories in the shared directory are "
-                    "read-only to the candidate's process (in one program they are "
-                    "the program's own)"
-                )
+                Refused.note(filetap.reason(name))
                 return

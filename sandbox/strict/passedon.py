@@ -6,7 +6,10 @@ does after."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
+from collections.abc import Iterator
 
 from ..process.childio import OUTPUT_BUDGET
 from ..values import logtap
@@ -30,6 +33,31 @@ class PassedOn:
                     pass
         if self.budget <= 0:
             _cut()
+
+    @contextlib.contextmanager
+    def redirected(self, capture: object) -> Iterator[list[str]]:
+        """While the test's code answers a call from the candidate's code
+        that replaced its stdout (``capture`` bit 1) or stderr (bit 2) with
+        its own stream (`protocol.Op.capture`): what the test's code prints
+        there, for the reply (``[out, err]``, within the budget), so it
+        reaches the candidate's stream as in one program."""
+        back = ["", ""]
+        if type(capture) is not int or not capture & 3:
+            yield back
+            return
+        saved = sys.stdout, sys.stderr
+        bufs = [io.StringIO() if capture & bit else None for bit in (1, 2)]
+        sys.stdout, sys.stderr = bufs[0] or saved[0], bufs[1] or saved[1]
+        try:
+            yield back
+        finally:
+            sys.stdout, sys.stderr = saved
+            for i, buf in enumerate(bufs):
+                text = buf.getvalue() if buf is not None else ""
+                back[i] = text[: max(self.budget, 0)]
+                self.budget -= len(text)
+            if self.budget < 0:
+                _cut()
 
     def records(self, records: object) -> None:
         """The child's log records, to the test's loggers (`logtap.emit`)."""

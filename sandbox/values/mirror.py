@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import logtap, world
+from . import filetap, logtap, world
 
 MAX_RECURSION = 100_000
 """The most recursion limit the verifier takes from the candidate."""
@@ -76,6 +76,8 @@ class Mirror:
         logtap.look()
         while logtap.HANDLED:
             self.note(["logger", logtap.HANDLED.pop()])
+        while filetap.NOTED:
+            self.note(["denied", filetap.NOTED.pop(0)])
         facts, self.facts = self.facts, []
         if now == self.agreed and not facts:
             return None
@@ -110,7 +112,7 @@ def take(
     if _type(tree) is not list or _len(tree) != 8:
         return
     put, gone, cwd, dec, recursion, digits, mask, facts = tree
-    _name(facts, contended, noted)
+    _name(facts, contended, noted, refuse)
     if _type(put) is dict and _len(put) > world.MAX_ENV:
         put = dict(list(put.items())[: world.MAX_ENV])
     if _type(gone) is list:
@@ -132,11 +134,18 @@ def take(
             )
 
 
-def _name(facts: Any, contended: Callable[[], None], noted: Callable[[str], None]) -> None:
+def _name(
+    facts: Any,
+    contended: Callable[[], None],
+    noted: Callable[[str], None],
+    refuse: Callable[[str], object],
+) -> None:
     """The child's facts: ``["threads", ""]`` (one of its threads waited
     for another's request to the test's code) goes to ``contended``
     (`strict.sidebyside` weighs it); ``["logger", name]`` (its code gave
-    that logger a handler of its own) to ``noted``."""
+    that logger a handler of its own) to ``noted``; ``["denied", path]``
+    (the files rule refused its change of the test's file, `filetap`) to
+    ``refuse``, which fails the check whatever either side does after."""
     if _type(facts) is not list:
         return
     for fact in facts[:16]:
@@ -144,6 +153,8 @@ def _name(facts: Any, contended: Callable[[], None], noted: Callable[[str], None
             continue
         if fact[0] == "threads":
             contended()
+        elif fact[0] == "denied" and _type(fact[1]) is str:
+            refuse(filetap.reason(fact[1]))
         elif fact[0] == "logger" and _type(fact[1]) is str:
             noted(
                 f"strict scoring: the candidate's code gave the logger {fact[1][:200]!r} a "
