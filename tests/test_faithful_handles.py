@@ -102,6 +102,25 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "strict scoring: the candidate's code read 'execute' of the test's Connection",
     ),
+    "async for over the test's async generator, in the candidate's code": (
+        'async def total(source):\n    """Sum the items of the async iterable source."""\n',
+        _d(
+            """
+            import asyncio
+            async def nums(n):
+                for i in range(n):
+                    await asyncio.sleep(0)
+                    yield i
+            def check(candidate):
+                assert asyncio.run(candidate(nums(5))) == 10
+            """
+        ),
+        "total",
+        "    s = 0\n    async for x in source:\n        s += x\n    return s\n",
+        "failed",
+        "passed",
+        "strict scoring: the candidate's code used one of the test's objects in a way",
+    ),
 }
 
 

@@ -2,7 +2,9 @@
 in the verifier, not from the candidate's answer: the test gave one to a
 library function that needs the live object (``dataclasses.asdict``,
 ``json.dumps``), or used it in a way Python looks up on the
-object's own type (``async for``, an operator the handle does not carry).
+object's own type (``async for``, an operator the handle does not carry),
+or the candidate's code did the same with the child's proxy of the
+test's object.
 Only the reason of a check that already failed is named; no verdict
 changes."""
 
@@ -39,6 +41,12 @@ def handle_use(exc: BaseException, test_module: str) -> str | None:
 
 def _named(exc: Exception, frames: list[types.FrameType]) -> str | None:
     if any(_module(f).startswith(_SANDBOX) for f in frames):
+        if isinstance(exc, TypeError) and re.search(r"\bProxy\b", str(exc)):
+            return (  # raised by the candidate's code, on the child's proxy
+                "strict scoring: the candidate's code used one of the test's objects in a "
+                "way Python asks of the object's own type (async for, an operator the "
+                "proxy does not carry), which stays in the test's process"
+            )
         return None
     if isinstance(exc, TypeError) and re.search(rf"\b\w*{Handle.__name__}\b", str(exc)):
         return (
