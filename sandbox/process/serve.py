@@ -216,10 +216,11 @@ class _Peer:
             self.mirror.note(["threads", ""])
             self.turn.acquire()
 
-    def hand_back(self) -> None:
+    def hand_back(self, answering: bool = False) -> None:
         """What the candidate's code did to this process's state, to the
-        test's (`mirror`), before the test's code runs again."""
-        tree = self.mirror.report()
+        test's (`mirror`), before the test's code runs again (``answering``:
+        with the answer to the test's request)."""
+        tree = self.mirror.report(answering)
         if tree is not None:
             self._ask(world.REF, "world", tree)
         rebound = self.watched.changed(self.scope)
@@ -286,6 +287,7 @@ class _Peer:
             return
         if op.rand is not None:
             _set_random(op.rand)
+            self.mirror.agree_random()
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = self.out, self.err
         try:
@@ -304,7 +306,7 @@ class _Peer:
         shared: list[Any] = []
         try:
             self.fields.flush()
-            self.hand_back()
+            self.hand_back(answering=True)
             weak = self.pins.weakly()
             if weak:  # the test's objects it holds weakly: told when they go
                 self._ask(world.REF, "weak", weak)
@@ -353,6 +355,7 @@ class _Peer:
         the function on each in order, sending each answer as it comes."""
         if op.rand is not None:
             _set_random(op.rand)
+            self.mirror.agree_random()
         items = op.args if _type(op.args) is list else []
         for args in items:
             self.serve(protocol.Op(ref=op.ref, op="call", args=args))

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import protocol
 from ..values import kept, mirror, wire, world
-from . import sidebyside, testobjects, weakheld
+from . import leftstate, sidebyside, testobjects, weakheld
 from .outcomes import Refused, told
 
 
@@ -41,7 +41,15 @@ class Callbacks:
                 tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
             except (wire.NotData, TypeError):
                 return protocol.Reply(ok=True)
-            mirror.take(tree, self.world.start_cwd, told, self.threads.contend, Refused.note)
+            names = self.world.names
+            mirror.take(
+                tree,
+                self.world.start_cwd,
+                told,
+                self.threads.contend,
+                Refused.note,
+                lambda kind, name: leftstate.weigh(kind, name, names),
+            )
             self.world.sync(tree[0] if type(tree) is list and tree else None)
             return protocol.Reply(ok=True)
         if op.ref == world.REF and op.op == "weak":

@@ -3,25 +3,34 @@ test's: the mirror of `world`.
 
 In one program a candidate that sets an environment variable, moves to
 another directory, changes the ``decimal`` context, the recursion limit,
-the int digit limit or the umask leaves that change to the test's code
-that runs next (a test that checks the caller's state is unchanged sees
-it). In the child, a `Mirror` reads that state before each message that
+the int digit limit, the umask, the warning filters or an interpreter
+setting (`settings`) leaves that change to the test's code that runs next
+(a test that checks the caller's state is unchanged sees it). In the child, a `Mirror` reads that state before each message that
 lets the test's code run again (an answer, a call of the test's
 function) and, where it changed since the two sides last agreed, sends it
 first (the ``world`` op, to the verifier); `take` applies it there,
 bounded and validated, and never weaker than the check's own guards: a
 umask that would leave the test's files writable to the candidate is not
 taken, and the check fails with a reason that says so.
+
+State the verifier must not take from the candidate is named instead, as
+a fact for the verifier to weigh (`take`'s ``left``): the global
+``random`` generator's state left changed (``random``), ``sys.path``
+(``path``: the verifier's imports never follow it) and a signal's handler
+(``signal``: the handler is the candidate's code) left other than at the
+start of the check.
 """
 
 from __future__ import annotations
 
 import os
+import random
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import logtap, world
+from . import logtap, settings, warntap, world
 
 MAX_RECURSION = 100_000
 """The most recursion limit the verifier takes from the candidate."""
@@ -31,6 +40,14 @@ the candidate's user)."""
 _ENV: dict[bytes, bytes] = getattr(os.environ, "_data", {})
 _type = type
 _len = len
+_random_state = random.getstate
+_getsignal = signal.getsignal
+_SIGNALS = tuple(
+    s
+    for s in signal.Signals
+    if s not in (signal.SIGKILL, signal.SIGSTOP) and s.name.startswith("SIG")
+)
+"""The signals whose handlers are watched (`held`)."""
 
 
 def snap() -> tuple[Any, ...]:
@@ -48,7 +65,16 @@ def snap() -> tuple[Any, ...]:
         sys.getrecursionlimit(),
         sys.get_int_max_str_digits(),
         mask,
+        settings.read(),
+        warntap.filters(),
     )
+
+
+def held() -> tuple[Any, ...]:
+    """The state the verifier does not take (see the module's docstring):
+    the global generator's state, ``sys.path`` and the signal handlers."""
+    handlers = tuple(_getsignal(s) for s in _SIGNALS)
+    return _random_state(), tuple(sys.path), handlers
 
 
 class Mirror:
@@ -56,6 +82,9 @@ class Mirror:
 
     def __init__(self) -> None:
         self.start = self.agreed = snap()
+        self.held_start = self.held = held()
+        self.left: set[str] = set()
+        """The ``path`` and ``signal`` facts reported."""
         self.facts: list[list[str]] = []
         """What the candidate's code did that one program shares and this
         model cannot (`take`), for the verifier to weigh."""
@@ -69,10 +98,38 @@ class Mirror:
         """After the verifier's own state was taken (`world.apply`)."""
         self.agreed = snap()
 
-    def report(self) -> list[Any] | None:
+    def agree_random(self) -> None:
+        """After the test's ``random`` state was set here (`protocol.Op.rand`)."""
+        self.held = (_random_state(), *self.held[1:])
+
+    def _held_facts(self, answering: bool) -> None:
+        """Note the state the verifier does not take: the generator's state
+        changed since the two sides last agreed, and, once a call of the
+        test's is answered, ``sys.path`` or a signal's handler other than at
+        the start (told once each; a call may change them while it calls
+        back into the test's code and put them back before it answers)."""
+        now = held()
+        if now[0] != self.held[0]:
+            self.note(["random", ""])
+        self.held = now
+        if not answering:
+            return
+        left = set()
+        if now[1] != self.held_start[1]:
+            left.add("path")
+        for sig, mine, first in zip(_SIGNALS, now[2], self.held_start[2], strict=True):
+            if mine is not first:
+                left.add(sig.name)
+        for name in sorted(left - self.left):
+            self.note(["path" if name == "path" else "signal", name])
+        self.left |= left
+
+    def report(self, answering: bool = False) -> list[Any] | None:
         """The state to hand back, if the candidate's code changed it, and
-        the facts noted since the last report."""
+        the facts noted since the last report (``answering``: see
+        `_held_facts`)."""
         now = snap()
+        self._held_facts(answering)
         while logtap.HANDLED:
             self.note(["logger", logtap.HANDLED.pop()])
         facts, self.facts = self.facts, []
@@ -101,15 +158,20 @@ def take(
     refuse: Callable[[str], object],
     contended: Callable[[], None] = lambda: None,
     noted: Callable[[str], None] = lambda reason: None,
+    left: Callable[[str, str], None] = lambda kind, name: None,
 ) -> None:
     """In the verifier: the candidate's state (``shared``: the check's
     shared directory, the only one it may move the test to; ``contended``:
     told of the ``threads`` fact; ``noted``: the reason to give should the
-    check fail, for what one program shares and this model does not)."""
-    if _type(tree) is not list or _len(tree) != 8:
+    check fail, for what one program shares and this model does not;
+    ``left``: told of the ``random``, ``path`` and ``signal`` facts, the
+    state this side does not take)."""
+    if _type(tree) is not list or _len(tree) != 10:
         return
-    put, gone, cwd, dec, recursion, digits, mask, facts = tree
-    _name(facts, contended, noted)
+    put, gone, cwd, dec, recursion, digits, mask, interp, caught, facts = tree
+    _name(facts, contended, noted, left)
+    world.quietly(settings.put, interp)
+    warntap.take_filters(caught)
     if _type(put) is dict and _len(put) > world.MAX_ENV:
         put = dict(list(put.items())[: world.MAX_ENV])
     if _type(gone) is list:
@@ -131,11 +193,17 @@ def take(
             )
 
 
-def _name(facts: Any, contended: Callable[[], None], noted: Callable[[str], None]) -> None:
+def _name(
+    facts: Any,
+    contended: Callable[[], None],
+    noted: Callable[[str], None],
+    left: Callable[[str, str], None],
+) -> None:
     """The child's facts: ``["threads", ""]`` (one of its threads waited
     for another's request to the test's code) goes to ``contended``
     (`strict.sidebyside` weighs it); ``["logger", name]`` (its code gave
-    that logger a handler of its own) to ``noted``."""
+    that logger a handler of its own) to ``noted``; the state it does not
+    hand over (`Mirror._held_facts`) to ``left``."""
     if _type(facts) is not list:
         return
     for fact in facts[:16]:
@@ -143,6 +211,8 @@ def _name(facts: Any, contended: Callable[[], None], noted: Callable[[str], None
             continue
         if fact[0] == "threads":
             contended()
+        elif fact[0] in ("random", "path", "signal") and _type(fact[1]) is str:
+            left(fact[0], fact[1][:40])
         elif fact[0] == "logger" and _type(fact[1]) is str:
             noted(
                 f"strict scoring: the candidate's code gave the logger {fact[1][:200]!r} a "
