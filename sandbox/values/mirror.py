@@ -24,13 +24,11 @@ start of the check.
 from __future__ import annotations
 
 import os
-import random
-import signal
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import logtap, settings, warntap, world
+from . import heldstate, logtap, settings, warntap, world
 
 MAX_RECURSION = 100_000
 """The most recursion limit the verifier takes from the candidate."""
@@ -40,14 +38,6 @@ the candidate's user)."""
 _ENV: dict[bytes, bytes] = getattr(os.environ, "_data", {})
 _type = type
 _len = len
-_random_state = random.getstate
-_getsignal = signal.getsignal
-_SIGNALS = tuple(
-    s
-    for s in signal.Signals
-    if s not in (signal.SIGKILL, signal.SIGSTOP) and s.name.startswith("SIG")
-)
-"""The signals whose handlers are watched (`held`)."""
 
 
 def snap() -> tuple[Any, ...]:
@@ -70,21 +60,14 @@ def snap() -> tuple[Any, ...]:
     )
 
 
-def held() -> tuple[Any, ...]:
-    """The state the verifier does not take (see the module's docstring):
-    the global generator's state, ``sys.path`` and the signal handlers."""
-    handlers = tuple(_getsignal(s) for s in _SIGNALS)
-    return _random_state(), tuple(sys.path), handlers
-
-
 class Mirror:
     """In the child: the state both sides last agreed on."""
 
     def __init__(self) -> None:
+        """Made before the program loads (`heldstate.watch`)."""
+        heldstate.watch()
         self.start = self.agreed = snap()
-        self.held_start = self.held = held()
-        self.left: set[str] = set()
-        """The ``path`` and ``signal`` facts reported."""
+        self.held = heldstate.Held()
         self.facts: list[list[str]] = []
         """What the candidate's code did that one program shares and this
         model cannot (`take`), for the verifier to weigh."""
@@ -100,36 +83,15 @@ class Mirror:
 
     def agree_random(self) -> None:
         """After the test's ``random`` state was set here (`protocol.Op.rand`)."""
-        self.held = (_random_state(), *self.held[1:])
-
-    def _held_facts(self, answering: bool) -> None:
-        """Note the state the verifier does not take: the generator's state
-        changed since the two sides last agreed, and, once a call of the
-        test's is answered, ``sys.path`` or a signal's handler other than at
-        the start (told once each; a call may change them while it calls
-        back into the test's code and put them back before it answers)."""
-        now = held()
-        if now[0] != self.held[0]:
-            self.note(["random", ""])
-        self.held = now
-        if not answering:
-            return
-        left = set()
-        if now[1] != self.held_start[1]:
-            left.add("path")
-        for sig, mine, first in zip(_SIGNALS, now[2], self.held_start[2], strict=True):
-            if mine is not first:
-                left.add(sig.name)
-        for name in sorted(left - self.left):
-            self.note(["path" if name == "path" else "signal", name])
-        self.left |= left
+        self.held.agree_random()
 
     def report(self, answering: bool = False) -> list[Any] | None:
         """The state to hand back, if the candidate's code changed it, and
         the facts noted since the last report (``answering``: see
-        `_held_facts`)."""
+        `heldstate.Held.facts`)."""
         now = snap()
-        self._held_facts(answering)
+        for fact in self.held.facts(answering):
+            self.note(fact)
         while logtap.HANDLED:
             self.note(["logger", logtap.HANDLED.pop()])
         facts, self.facts = self.facts, []
