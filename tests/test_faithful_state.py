@@ -216,6 +216,30 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "strict scoring: the candidate's code left its own handler for SIGALRM",
     ),
+    "a drop-all filter left on the test's logger": (
+        'import logging\n\n\ndef quiet(x):\n    """x * 2, logging as before afterwards"""\n',
+        _d(
+            """
+            import logging, unittest
+            class T(unittest.TestCase):
+                def test_restored(self):
+                    self.assertEqual(CAND(3), 6)
+                    with self.assertLogs('app', level='INFO'):
+                        logging.getLogger('app').info('still logging')
+            def check(candidate):
+                global CAND
+                CAND = candidate
+                result = unittest.TestResult()
+                unittest.defaultTestLoader.loadTestsFromTestCase(T).run(result)
+                assert result.wasSuccessful(), result.failures
+            """
+        ),
+        "quiet",
+        "    logging.getLogger('app').addFilter(lambda record: False)\n    return x * 2\n",
+        "failed",
+        "failed",
+        "strict scoring: the candidate's code gave the logger 'app' a filter",
+    ),
     "a randomized answer and the test's draws after it": (
         'import random\n\n\ndef pick_any(xs):\n    """any item of xs"""\n',
         "def check(candidate):\n    for _ in range(3):\n        xs = [random.random() for _ in range(4)]\n"

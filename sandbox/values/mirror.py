@@ -16,9 +16,10 @@ taken, and the check fails with a reason that says so.
 State the verifier must not take from the candidate is named instead, as
 a fact for the verifier to weigh (`take`'s ``left``): the global
 ``random`` generator's state left changed (``random``), ``sys.path``
-(``path``: the verifier's imports never follow it) and a signal's handler
+(``path``: the verifier's imports never follow it), a signal's handler
 (``signal``: the handler is the candidate's code) left other than at the
-start of the check.
+start of the check, and a filter given to a logger (``logfilter``: the
+candidate's code too).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class Mirror:
             self.note(fact)
         while logtap.HANDLED:
             self.note(["logger", logtap.HANDLED.pop()])
+        while logtap.FILTERED:
+            self.note(["logfilter", logtap.FILTERED.pop()])
         facts, self.facts = self.facts, []
         if now == self.agreed and not facts:
             return None
@@ -126,8 +129,8 @@ def take(
     shared directory, the only one it may move the test to; ``contended``:
     told of the ``threads`` fact; ``noted``: the reason to give should the
     check fail, for what one program shares and this model does not;
-    ``left``: told of the ``random``, ``path`` and ``signal`` facts, the
-    state this side does not take)."""
+    ``left``: told of the ``random``, ``path``, ``signal`` and
+    ``logfilter`` facts, the state this side does not take)."""
     if _type(tree) is not list or _len(tree) != 10:
         return
     put, gone, cwd, dec, recursion, digits, mask, interp, caught, facts = tree
@@ -173,8 +176,8 @@ def _name(
             continue
         if fact[0] == "threads":
             contended()
-        elif fact[0] in ("random", "path", "signal") and _type(fact[1]) is str:
-            left(fact[0], fact[1][:40])
+        elif fact[0] in ("random", "path", "signal", "logfilter") and _type(fact[1]) is str:
+            left(fact[0], fact[1][:200])
         elif fact[0] == "logger" and _type(fact[1]) is str:
             noted(
                 f"strict scoring: the candidate's code gave the logger {fact[1][:200]!r} a "
