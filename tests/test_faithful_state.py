@@ -19,6 +19,24 @@ import pytest
 from scored import Verdicts, score, write_set
 from test_faithful import _d, judged_alike, judged_as_listed
 
+_LOGS_AFTER = _d(
+    """
+    import logging, unittest
+    class T(unittest.TestCase):
+        def test_restored(self):
+            self.assertEqual(CAND(3), 6)
+            with self.assertLogs('app', level='INFO'):
+                logging.getLogger('app').info('still logging')
+    def check(candidate):
+        global CAND
+        CAND = candidate
+        result = unittest.TestResult()
+        unittest.defaultTestLoader.loadTestsFromTestCase(T).run(result)
+        assert result.wasSuccessful(), result.failures
+    """
+)
+"""A test that the candidate's call leaves the test's own logging working."""
+
 # name: (prompt, test, entry, right answer, wrong answer)
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     "perf_counter patched with a fixed sequence": (
@@ -117,22 +135,7 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     ),
     "logging.disable put back": (
         'import logging\n\n\ndef quiet(x):\n    """x * 2 with logging disabled meanwhile"""\n',
-        _d(
-            """
-            import logging, unittest
-            class T(unittest.TestCase):
-                def test_restored(self):
-                    self.assertEqual(CAND(3), 6)
-                    with self.assertLogs('app', level='INFO'):
-                        logging.getLogger('app').info('still logging')
-            def check(candidate):
-                global CAND
-                CAND = candidate
-                result = unittest.TestResult()
-                unittest.defaultTestLoader.loadTestsFromTestCase(T).run(result)
-                assert result.wasSuccessful(), result.failures
-            """
-        ),
+        _LOGS_AFTER,
         "quiet",
         "    logging.disable(logging.CRITICAL)\n    try:\n        return x * 2\n"
         "    finally:\n        logging.disable(logging.NOTSET)\n",
@@ -218,22 +221,7 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
     ),
     "a drop-all filter left on the test's logger": (
         'import logging\n\n\ndef quiet(x):\n    """x * 2, logging as before afterwards"""\n',
-        _d(
-            """
-            import logging, unittest
-            class T(unittest.TestCase):
-                def test_restored(self):
-                    self.assertEqual(CAND(3), 6)
-                    with self.assertLogs('app', level='INFO'):
-                        logging.getLogger('app').info('still logging')
-            def check(candidate):
-                global CAND
-                CAND = candidate
-                result = unittest.TestResult()
-                unittest.defaultTestLoader.loadTestsFromTestCase(T).run(result)
-                assert result.wasSuccessful(), result.failures
-            """
-        ),
+        _LOGS_AFTER,
         "quiet",
         "    logging.getLogger('app').addFilter(lambda record: False)\n    return x * 2\n",
         "failed",
