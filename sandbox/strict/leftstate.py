@@ -7,8 +7,8 @@ take (`mirror`'s facts), weighed in the verifier.
   candidate chose (it could put its own modules in the test's way).
 - A signal's handler: the handler is the candidate's code, which never
   runs in the verifier.
-- A logger's filter (the candidate's code too): `logtap` fails the check
-  if the test's own code then logs to that logger.
+- A logger's filter (the candidate's code too): `logfilters` fails the
+  check if the test's own code then logs to that logger.
 
 For the last two, a test whose code names them (``sys`` and ``path``;
 ``signal`` or ``getsignal``) may check them, and its check would read the
@@ -20,7 +20,7 @@ looks is judged as usual).
 
 from __future__ import annotations
 
-from ..values import logtap
+from ..values import logfilters
 from . import testrandom
 from .outcomes import Refused, told
 
@@ -32,7 +32,7 @@ def weigh(kind: str, name: str, names: set[str]) -> None:
         testrandom.candidate_changed()
         return
     if kind == "logfilter":
-        logtap.watch_filtered(name, told)
+        logfilters.watch_filtered(name, told)
         return
     if kind == "path":
         looks = {"sys", "path"} <= names

@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from . import logfilters
+
 _CALLED = {"random": True, "signal": True}
 """Whether the module's functions were called since the state was read."""
 _random_state = random.getstate
@@ -38,7 +40,9 @@ def _flagged(original: Callable[..., Any], key: str) -> Callable[..., Any]:
 
 def watch() -> None:
     """Wrap the functions of ``random`` (those of its global generator)
-    and ``signal.signal`` (once per process)."""
+    and ``signal.signal``, and note the filters given to loggers
+    (`logfilters`; once per process)."""
+    logfilters.watch()
     if getattr(signal.signal, "__wrapped_held__", False):
         return
     for name in random.__all__:

@@ -16,7 +16,7 @@ import logging
 import sys
 from typing import Any
 
-from . import warntap
+from . import logfilters, warntap
 
 MAX_RECORDS = 1000
 """Records kept between two messages (the rest are dropped)."""
@@ -80,54 +80,19 @@ def tap(budget: list[int]) -> _Tap:
 HANDLED: list[str] = []
 """In the child: loggers the candidate's code gave a handler (by name, in
 order, at most 8), which the test's loggers of those names lack."""
-FILTERED: list[str] = []
-"""In the child: loggers the candidate's code gave a filter (as `HANDLED`).
-In the verifier: the loggers whose own records the check may not pass
-through (`watch_filtered`)."""
-_EMITTING = [False]
 
 
 def _watch_handlers() -> None:
     """Note each logger the candidate's code adds a handler to
     (``addHandler``, which ``basicConfig`` and ``dictConfig`` use too)."""
     add = logging.Logger.addHandler
-    add_filter = logging.Logger.addFilter
 
     def add_handler(self: logging.Logger, hdlr: logging.Handler) -> None:
         if _len(HANDLED) < 8 and self.name not in HANDLED:
             HANDLED.append(str(self.name)[:200])
         add(self, hdlr)
 
-    def add_a_filter(self: logging.Logger, fltr: Any) -> None:
-        if _len(FILTERED) < 8 and self.name not in FILTERED:
-            FILTERED.append(str(self.name)[:200])
-        add_filter(self, fltr)
-
     logging.Logger.addHandler = add_handler  # type: ignore[method-assign]
-    logging.Logger.addFilter = add_a_filter  # type: ignore[method-assign,assignment]
-
-
-def watch_filtered(name: str, told: Any) -> None:
-    """In the verifier: the candidate's code gave the logger ``name`` a
-    filter, which is its code and stays in its process. A record of the
-    test's own code on that logger (not one of the candidate's, which its
-    filter saw) is one the filter would have judged in one program:
-    ``told`` gets the reason."""
-    if not FILTERED:
-        handle = logging.Logger.handle
-
-        def handled(self: logging.Logger, record: logging.LogRecord) -> None:
-            if self.name in FILTERED and not _EMITTING[0]:
-                told(
-                    f"strict scoring: the candidate's code gave the logger {self.name!r} a "
-                    "filter, which stays in its own process, and the test logged to it (in "
-                    "one program the filter judges the test's records too)"
-                )
-            handle(self, record)
-
-        logging.Logger.handle = handled  # type: ignore[method-assign]
-    if name not in FILTERED and _len(FILTERED) < 8:
-        FILTERED.append(name)
 
 
 def levels() -> tuple[tuple[str, int], ...] | None:
@@ -186,11 +151,11 @@ def emit(records: Any, budget: int) -> tuple[int, bool]:
                 "exc_text": trace if type(trace) is str else None,
             }
         )
-        _EMITTING[0] = True
+        logfilters.EMITTING[0] = True  # the candidate's record, which its filter saw
         try:
             logger.handle(record)
         finally:
-            _EMITTING[0] = False
+            logfilters.EMITTING[0] = False
     return used, len(records) < MAX_RECORDS
 
 

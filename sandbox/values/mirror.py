@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import heldstate, logtap, settings, warntap, world
+from . import heldstate, logfilters, logtap, settings, warntap, world
 
 MAX_RECURSION = 100_000
 """The most recursion limit the verifier takes from the candidate."""
@@ -95,8 +95,8 @@ class Mirror:
             self.note(fact)
         while logtap.HANDLED:
             self.note(["logger", logtap.HANDLED.pop()])
-        while logtap.FILTERED:
-            self.note(["logfilter", logtap.FILTERED.pop()])
+        while logfilters.FILTERED:
+            self.note(["logfilter", logfilters.FILTERED.pop()])
         facts, self.facts = self.facts, []
         if now == self.agreed and not facts:
             return None
