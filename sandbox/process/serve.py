@@ -224,10 +224,11 @@ class _Peer(sharing.Sharing):
             self.mirror.note(["threads", ""])
             self.turn.acquire()
 
-    def hand_back(self) -> None:
+    def hand_back(self, answering: bool = False) -> None:
         """What the candidate's code did to this process's state, to the
-        test's (`mirror`), before the test's code runs again."""
-        tree = self.mirror.report()
+        test's (`mirror`), before the test's code runs again (``answering``:
+        with the answer to the test's request)."""
+        tree = self.mirror.report(answering)
         if tree is not None:
             self._ask(world.REF, "world", tree)
         rebound = self.watched.changed(self.scope)
@@ -272,6 +273,7 @@ class _Peer(sharing.Sharing):
             return
         if op.rand is not None:
             _set_random(op.rand)
+            self.mirror.agree_random()
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = self.out, self.err
         try:
@@ -292,7 +294,7 @@ class _Peer(sharing.Sharing):
             self.fields.flush()
             if self.fields.lent.lent:
                 self._settle()
-            self.hand_back()
+            self.hand_back(answering=True)
             weak = self.pins.weakly()
             if weak:  # the test's objects it holds weakly: told when they go
                 self._ask(world.REF, "weak", weak)
@@ -318,6 +320,7 @@ class _Peer(sharing.Sharing):
         the function on each in order, sending each answer as it comes."""
         if op.rand is not None:
             _set_random(op.rand)
+            self.mirror.agree_random()
         items = op.args if _type(op.args) is list else []
         self.streaming = True  # no request of the verifier's is open for them
         try:

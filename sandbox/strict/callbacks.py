@@ -13,7 +13,7 @@ import msgspec
 
 from .. import protocol
 from ..values import kept, lent, mirror, opened, stdexc, wire, world
-from . import passedon, sidebyside, testobjects, weakheld
+from . import leftstate, passedon, sidebyside, testobjects, weakheld
 from .outcomes import CandidateError, Refused, told
 
 KEPT_FULL = (
@@ -59,7 +59,15 @@ class Callbacks:
                 tree = wire.Codec(_no_reference, _no_reference).decode(op.args)
             except (wire.NotData, TypeError):
                 return protocol.Reply(ok=True)
-            mirror.take(tree, self.world.start_cwd, told, self.threads.contend, Refused.note)
+            names = self.world.names
+            mirror.take(
+                tree,
+                self.world.start_cwd,
+                told,
+                self.threads.contend,
+                Refused.note,
+                lambda kind, name: leftstate.weigh(kind, name, names),
+            )
             self.world.sync(tree[0] if type(tree) is list and tree else None)
             return protocol.Reply(ok=True)
         if op.ref == world.REF and op.op == "weak":

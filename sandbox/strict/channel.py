@@ -18,6 +18,9 @@ import msgspec
 from .. import frames, protocol
 from .handles import CandidateGone
 
+_monotonic = time.monotonic
+"""The real clock, bound once: the test may patch ``time.monotonic``."""
+
 MAX_MESSAGE = 16 * 1024 * 1024 + 1024
 _CHUNK = memoryview(bytearray(1 << 16))
 """Every read's buffer, one for the process (what a read brings is copied
@@ -37,7 +40,7 @@ class Channel:
         # one syscall per message on the hot path of every call.
         self.sock = socket.socket(fileno=os.dup(fd))
         self.sock.settimeout(None)
-        left = max(0.001, deadline - time.monotonic())
+        left = max(0.001, deadline - _monotonic())
         whole = int(left)
         self.sock.setsockopt(
             socket.SOL_SOCKET,
@@ -86,7 +89,7 @@ class Channel:
             got = None
         except OSError:
             got = 0
-        if got is None or time.monotonic() > self.deadline:
+        if got is None or _monotonic() > self.deadline:
             raise CandidateGone("no answer from the candidate within the wall-clock budget")
         if not got:
             raise CandidateGone("the candidate's process ended before the check completed")

@@ -11,7 +11,6 @@ instances of the test's own classes, and nothing else.
 from __future__ import annotations
 
 import enum
-import random
 import threading
 import types
 from collections.abc import Callable
@@ -398,7 +397,7 @@ class Session(standins.Standins, callbacks.Callbacks):
         if uses == self.uses:
             return None
         self.uses = uses
-        state = random.getstate()
+        state = testrandom.state()
         if state == self.random_state and seeds == self.seeds:
             return None
         self.random_state, self.seeds = state, seeds

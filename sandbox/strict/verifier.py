@@ -128,6 +128,8 @@ class Verifier:
         testrandom.watch_random()
         random.seed(protocol.RANDOM_SEED)
         self.random_state = random.getstate()
+        self.setup_random: Any = None
+        """The state the test's setup left ``random`` in, if it used it."""
         self.unshared = unshared.Unshared()
 
     def judge(self, body: memoryview, fd: int) -> protocol.CheckResult:
@@ -193,9 +195,12 @@ class Verifier:
             return result("error", f"strict scoring: {why}"[:500])
         try:
             before = dict(scope)
+            used = testrandom.seedings()
             exec(code.setup, scope)
         except Exception as exc:
             return result("error", f"the test's setup failed: {_reason(exc)}")
+        # A test that seeds at module level hands that state to the child.
+        self.setup_random = testrandom.state() if testrandom.seedings() != used else None
         ours = {k for k, v in scope.items() if k not in before or before[k] is not v}
         prelude = {k: v for k, v in before.items() if k not in ours}
         twins = _twins(code.prelude, prelude)
@@ -242,8 +247,10 @@ class Verifier:
         if talk.world is not None:
             talk.world.assigned.watch_globals(scope, sorted(code.rebound(first.names)))
         random.setstate(self.random_state)
-        talk.random_state = random.getstate()
+        talk.random_state = testrandom.state()
         talk.seeds, talk.uses = testrandom.seedings()
+        if self.setup_random is not None:  # a seeding: sent with the first request
+            random.setstate(self.setup_random)
         return self._drive(code.driver, scope, result)
 
     def _bind(

@@ -21,7 +21,7 @@ import logging
 import sys
 from typing import Any
 
-from . import warntap
+from . import logfilters, warntap
 
 MAX_RECORDS = 1000
 """Records kept between two messages (the rest are dropped)."""
@@ -253,7 +253,11 @@ def emit(records: Any, budget: int) -> tuple[int, bool]:
                 "exc_info": _exc_info(raised),
             }
         )
-        logger.handle(record)
+        logfilters.EMITTING[0] = True  # the candidate's record, which its filter saw
+        try:
+            logger.handle(record)
+        finally:
+            logfilters.EMITTING[0] = False
     return used, len(records) < MAX_RECORDS
 
 

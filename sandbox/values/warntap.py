@@ -58,6 +58,36 @@ def set_filters(items: Any) -> None:
     one is skipped)."""
     if _type(items) is not list:
         return
+    warnings.filters[:] = _made(items)  # type: ignore[index]
+    warnings._filters_mutated()  # type: ignore[attr-defined]
+
+
+def take_filters(items: Any) -> None:
+    """In the verifier: the filters the candidate's code left (``items``,
+    as `filters` reads them in the child). Filters it added in front of
+    the test's are added in front of the test's own; any other change
+    replaces the ones the child could see, keeping the test's filters on
+    categories of its own (which the child never had) after them."""
+    if _type(items) is not list:
+        return
+    mine = _plain(warnings.filters)
+    if items == mine:
+        return
+    own = [f for f in warnings.filters if not _builtin(f[2])]
+    added = _len(items) - _len(mine)
+    if added > 0 and items[added:] == mine:
+        warnings.filters[:0] = _made(items[:added])  # type: ignore[index]
+    else:
+        warnings.filters[:] = _made(items) + own  # type: ignore[index]
+    warnings._filters_mutated()  # type: ignore[attr-defined]
+
+
+def _builtin(category: Any) -> bool:
+    return getattr(builtins, getattr(category, "__name__", ""), None) is category
+
+
+def _made(items: list[Any]) -> list[tuple[Any, ...]]:
+    """Filters from their plain fields (a malformed one is skipped)."""
     made = []
     for item in items[:MAX_FILTERS]:
         if _type(item) is not list or _len(item) != 4:
@@ -73,8 +103,7 @@ def set_filters(items: Any) -> None:
         except re.error:
             continue
         made.append((action, message, category, None, lineno if _type(lineno) is int else 0))
-    warnings.filters[:] = made  # type: ignore[index]
-    warnings._filters_mutated()  # type: ignore[attr-defined]
+    return made
 
 
 def tap(keeper: Any, limit: int) -> None:

@@ -3,9 +3,11 @@ child before a request whenever the test changed it (the ``world`` op):
 the environment variables the test set or removed since the check began
 (with ``TZ``, the child's ``time.tzset()``), the ``decimal`` context, the
 int digit limit, the recursion limit, its loggers' levels, the working
-directory, the warning filters (`warntap`), the umask, the socket default
-timeout, its ``unittest.mock`` patches (`patches`) and the names it
-assigns (`assigned`).
+directory, the warning filters (`warntap`), the umask, the interpreter
+settings of `settings` (the ``csv`` field size limit, the garbage
+collector, ``logging.disable``, the socket default timeout), its
+``unittest.mock`` patches (`patches`) and the names it assigns
+(`assigned`).
 
 Only this way, as with ``random``: what the candidate's code changes stays
 in its process. The verifier reads the state before each request; a read
@@ -20,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import assigned, logtap, patches, warntap
+from . import assigned, logtap, patches, settings, warntap
 
 _DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
 REF = -2
@@ -59,11 +61,13 @@ class World:
 
     def __init__(self, attributes: set[str] | None = None, names: set[str] | None = None) -> None:
         self.assigned = assigned.Assigned(attributes or set())
+        self.names = names or set()
+        """The global and attribute names the test's code reads."""
         used = _SETTERS.keys() if names is None else names & _SETTERS.keys()
         self.readers = tuple(_SETTERS[n] for n in sorted(used))
         """Reads of the state only a call the test's code names can change
-        (``os.chdir``, ``os.umask``, ``socket.setdefaulttimeout``): a
-        system call each, made on every request only where it may matter."""
+        (``os.chdir``, ``os.umask``): a system call each, made on every
+        request only where it may matter."""
         self.env = self.start_env = _environ()
         self.handed: dict[bytes, bytes] = {}
         """The variables last handed over as set (to unset them again)."""
@@ -118,24 +122,19 @@ _DIGITS = sys.flags.int_max_str_digits if sys.flags.int_max_str_digits >= 0 else
 
 def _values(readers: tuple[Callable[[], Any], ...]) -> tuple[Any, ...]:
     """The decimal context, the int digit limit, the recursion limit, the
-    levels of the test's loggers, the warning filters, and the working
-    directory, the umask and the socket default timeout where ``readers``
-    reads them (else None)."""
+    levels of the test's loggers, the warning filters, the working
+    directory and the umask where ``readers`` reads them (else None), and
+    the interpreter settings (`settings`)."""
     dec = _decimal() if "decimal" in sys.modules else None
     limits = sys.get_int_max_str_digits(), sys.getrecursionlimit()
-    rest = [r() if r in readers else None for r in (_cwd, _umask, _timeout)]
-    return dec, *limits, logtap.levels(), warntap.filters(), *rest
+    rest = [r() if r in readers else None for r in (_cwd, _umask)]
+    return dec, *limits, logtap.levels(), warntap.filters(), *rest, settings.read()
 
 
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def _timeout() -> float | None:
-    sock = sys.modules.get("socket")
-    return None if sock is None else sock.getdefaulttimeout()  # type: ignore[no-any-return]
 
 
 def _cwd() -> str | None:
@@ -161,14 +160,12 @@ def apply(
     only once something calls ``tzset``."""
     if type(tree) is not list or len(tree) != 11:
         return
-    put, gone, dec, digits, recursion, levels, caught, cwd, mask, timeout, patched = tree
+    put, gone, dec, digits, recursion, levels, caught, cwd, mask, told, patched = tree
     patches.apply(patched, decode, scope)
     if type(mask) is int and 0 <= mask <= 0o777:
         os.umask(mask)
-    if type(timeout) is float and timeout >= 0:
-        import socket  # only when the test set a timeout
-
-        _quietly(socket.setdefaulttimeout, timeout)
+    if told is not None:
+        _quietly(settings.put, told)
     if caught is not None:
         warntap.set_filters(caught)
     if type(cwd) is str:  # the shared directory, or one the test made in it
@@ -216,7 +213,6 @@ _SETTERS: dict[str, Callable[[], Any]] = {
     "chdir": _cwd,
     "fchdir": _cwd,
     "umask": _umask,
-    "setdefaulttimeout": _timeout,
 }
 """The names a test's code calls to change what each reader reads."""
 
