@@ -13,7 +13,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import realclasses, wire
+from . import protocols, realclasses, wire
 
 CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, IS_CLASS = (
     1,
@@ -95,7 +95,7 @@ def flags(v: Any) -> int:
         flags |= IS_CLASS | DEFAULT_EQ | DEFAULT_HASH | ALWAYS_TRUE
         if _issubclass(v, _BaseException):
             flags |= EXC_CLASS
-    return flags
+    return flags | protocols.bits(v)
 
 
 def base(v: Any) -> str:
