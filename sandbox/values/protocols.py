@@ -17,6 +17,7 @@ candidate code runs.
 
 from __future__ import annotations
 
+import abc
 import collections.abc
 import numbers
 from typing import Any
@@ -65,15 +66,23 @@ IS = {abc: 1 << (FIRST + len(METHODS) + i) for i, abc in enumerate(ABCS)}
 
 _type = type
 _getattr = getattr
-_isinstance = isinstance
+_issubclass = issubclass
+_id = id
+_token = abc.get_cache_token
 _BaseException = BaseException
 _LACKS = tuple(LACKS.items())
 _IS = tuple(IS.items())
 
 
 def bits(v: Any) -> int:
-    """The flags of `LACKS` and `IS` that hold for ``v``."""
+    """The flags of `LACKS` and `IS` that hold for ``v`` (its class's,
+    kept per class until an ABC registers another class, as Python's own
+    ABC checks keep theirs)."""
     t = _type(v)
+    token = _token()
+    known = _KNOWN.get(_id(t))
+    if known is not None and known[0] is t and known[1] == token:
+        return known[2]
     out = 0
     for name, bit in _LACKS:
         try:
@@ -81,10 +90,14 @@ def bits(v: Any) -> int:
                 out |= bit
         except _BaseException:  # a metaclass's __getattr__ that raises otherwise
             out |= bit
-    for abc, bit in _IS:
+    for kind, bit in _IS:
         try:
-            if _isinstance(v, abc):
+            if _issubclass(t, kind):
                 out |= bit
         except _BaseException:
             pass
+    _KNOWN[_id(t)] = (t, token, out)
     return out
+
+
+_KNOWN: dict[int, tuple[type, object, int]] = {}
