@@ -118,6 +118,22 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "        def __len__(self):\n            return len(self.xs)\n    return S(xs)\n",
         _HOLD + "        def __iter__(self):\n            return iter(self.xs)\n    return R(xs)\n",
     ),
+    "a generic class of the program's, subscripted by the test": (
+        "from typing import Generic, TypeVar\n\nT = TypeVar('T')\n\n\n"
+        'def box_class():\n    """Return a generic class Box[T] holding one value (get())."""\n',
+        _d(
+            """
+            def check(candidate):
+                Box = candidate()
+                assert Box[int](3).get() == 3
+            """
+        ),
+        "box_class",
+        "    class Box(Generic[T]):\n        def __init__(self, v):\n            self.v = v\n"
+        "        def get(self):\n            return self.v\n    return Box\n",
+        "    class Box(Generic[T]):\n        def __init__(self, v):\n            self.v = v\n"
+        "        def get(self):\n            return None\n    return Box\n",
+    ),
     "hash() of a mutable record must raise TypeError": (
         "from dataclasses import dataclass\n\n\n" + _MAKE,
         _d(

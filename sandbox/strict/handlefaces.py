@@ -97,7 +97,8 @@ by ``__getitem__``, ``in`` by iterating."""
 def install(cls: type, keep: dict[str, int]) -> None:
     """Gate ``cls``'s protocol methods (`protocols.METHODS` it defines);
     ``keep`` names flags under which a method stays whatever the child
-    says (a coroutine's ``__next__``, its step)."""
+    says (a coroutine's ``__next__``, its step; a class's ``__getitem__``,
+    which ``__class_getitem__`` answers)."""
     for name, bit in _LACKS.items():
         fn = cls.__dict__.get(name)
         if fn is not None:

@@ -418,7 +418,7 @@ def _text(value: Any) -> str:
 
 _RAISE = dis.opmap["RAISE_VARARGS"]
 handlemath.install(Handle)
-handlefaces.install(Handle, {"__next__": COROUTINE})
+handlefaces.install(Handle, {"__next__": COROUTINE, "__getitem__": IS_CLASS})
 
 
 class CoroutineHandle(Handle):
