@@ -22,9 +22,9 @@ import collections.abc
 import numbers
 from typing import Any
 
-FIRST = 12
+FIRST = 20
 """The flag bit of the first entry of `METHODS` (the bits below are
-`described`'s)."""
+`described`'s, with room for more)."""
 METHODS = (
     "__iter__",
     "__next__",
