@@ -17,14 +17,17 @@ hold for it (`values.protocols`); here that becomes:
 - `Meta`, the handle classes' metaclass, whose ``__mro__`` (read by those
   same checks, not by Python's own method lookup) shows a class that
   supports none of them, so the handle class itself never says yes;
-- `install`: each of those methods read from a handle is None where the
-  program's class lacks it, so ``len()``, ``iter()``, ``hash()``, ``with``
-  and a call raise ``TypeError`` as in one program, and ``hasattr`` checks
-  of a runtime ``Protocol`` see what the program's object has.
+- `install`: each of those methods read from a handle raises, where the
+  program's class lacks it, the ``TypeError`` Python raises in one program
+  (``len()``, ``iter()``, ``hash()``, ``with``, a call), naming the
+  program's class; read by a runtime ``Protocol``'s check it is None, as
+  Python reads a method set to None: not supported.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 from typing import Any
 
 from ..values import protocols
@@ -71,18 +74,46 @@ class _Gated:
     """A protocol method of the handle class, read from a handle: None
     where the program's class lacks it (``keep`` flags excepted)."""
 
-    __slots__ = ("bits", "fn", "keep")
+    __slots__ = ("bits", "fn", "keep", "name")
 
-    def __init__(self, fn: Any, bits: int, keep: int) -> None:
-        self.fn, self.bits, self.keep = fn, bits, keep
+    def __init__(self, fn: Any, name: str, bits: int, keep: int) -> None:
+        self.fn, self.name, self.bits, self.keep = fn, name, bits, keep
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return self.fn
         flags = obj._flags
         if flags & self.bits == self.bits and not flags & self.keep:
-            return None
+            if sys._getframe(1).f_globals.get("__name__") == "typing":
+                return None  # a runtime Protocol's check: "not supported"
+            return functools.partial(_unsupported, self.name, obj._name)
         return self.fn.__get__(obj, owner)
+
+
+_MESSAGES = {
+    "__iter__": "'{}' object is not iterable",
+    "__next__": "'{}' object is not an iterator",
+    "__len__": "object of type '{}' has no len()",
+    "__contains__": "argument of type '{}' is not iterable",
+    "__hash__": "unhashable type: '{}'",
+    "__enter__": "'{}' object does not support the context manager protocol",
+    "__exit__": "'{}' object does not support the context manager protocol",
+    "__call__": "'{}' object is not callable",
+    "__getitem__": "'{}' object is not subscriptable",
+    "__index__": "'{}' object cannot be interpreted as an integer",
+    "__int__": "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+    "__float__": "float() argument must be a string or a real number, not '{}'",
+    "__complex__": "complex() first argument must be a string or a number, not '{}'",
+    "__abs__": "bad operand type for abs(): '{}'",
+    "__round__": "type {} doesn't define __round__ method",
+}
+
+
+def _unsupported(method: str, name: str, *args: Any) -> Any:
+    """What Python raises where the program's class lacks ``method``, in
+    its words, naming the program's class (not the handle's)."""
+    short = name.rpartition(".")[2]
+    raise TypeError(_MESSAGES[method].format(short))
 
 
 _LACKS = protocols.LACKS
@@ -102,4 +133,5 @@ def install(cls: type, keep: dict[str, int]) -> None:
     for name, bit in _LACKS.items():
         fn = cls.__dict__.get(name)
         if fn is not None:
-            setattr(cls, name, _Gated(fn, bit | _FALLBACKS.get(name, 0), keep.get(name, 0)))
+            gated = _Gated(fn, name, bit | _FALLBACKS.get(name, 0), keep.get(name, 0))
+            setattr(cls, name, gated)

@@ -36,7 +36,7 @@ from typing import Any
 
 import msgspec
 
-from . import stdvalues, wire
+from . import wire
 from .wire import AS_BASE, check_hashes
 
 MAX_SAME_HASH = wire.MAX_SAME_HASH
@@ -107,7 +107,7 @@ def to_plain(value: object) -> object:
         for base, read in AS_BASE:
             if _issubclass(t, base):
                 return conv(read(v), depth + 1)
-        if stdvalues.numpy_of(t) is not None and getattr(v, "shape", None) == ():
+        if getattr(t, "__module__", None) == "numpy" and getattr(v, "shape", None) == ():
             item = v.item()  # type: ignore[attr-defined]  # a numpy scalar's builtin value
             if getattr(_type(item), "__module__", None) != "numpy":
                 return conv(item, depth + 1)
