@@ -33,6 +33,7 @@ from ..values import (
     mirror,
     opened,
     plaincall,
+    realclasses,
     warntap,
     wire,
     world,
@@ -69,6 +70,7 @@ def run(program: str, channel: int) -> NoReturn:
     except _BaseException as exc:
         peer.send(protocol.LoadFailed(status="error", reason=described.reason(exc)))
         _done()
+    realclasses.watch()  # the standard classes, before the program can rebind them
     try:
         _exec(code, scope)
     except _BaseException as exc:

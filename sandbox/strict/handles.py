@@ -35,7 +35,7 @@ __all__ = [
     "Refused",
 ]
 
-from . import handleasync, handlemath, skeleton, twins
+from . import handleasync, handlefaces, handlemath, skeleton, twins
 from .outcomes import CandidateError, CandidateExit, CandidateGone, CheckSetupError, Refused, told
 
 # Flags the child reports on a handle (about its own object; they only
@@ -87,7 +87,7 @@ class Asker(Protocol):
         """All the attributes of the child's object (`fieldsof.states_of`)."""
 
 
-class Handle:
+class Handle(metaclass=handlefaces.Meta):
     # A candidate's object, as the test sees it (see the module docstring).
     # No docstring: ``__doc__`` is the program's object's (a decorator's
     # wrapper that copies its function's), read from the child.
@@ -203,12 +203,13 @@ class Handle:
         """The builtin base of a builtin subclass, so ``isinstance(h, tuple)``
         holds for a namedtuple as in one program (``type(h)`` stays Handle);
         for a coroutine, a class ``asyncio`` takes for one; for a generator, its
-        type (``isinstance(h, types.GeneratorType)`` as in one program)."""
+        type (``isinstance(h, types.GeneratorType)`` as in one program); else
+        the face of the program's protocols (`handlefaces`)."""
         if self._flags & COROUTINE:
             return handleasync.Coroutine
         if self._flags & GENERATOR:
             return types.GeneratorType
-        return self._base or Handle
+        return self._base or handlefaces.face(self._flags, __name__)
 
     # attribute access, calls, iteration: forwarded
 
@@ -419,6 +420,7 @@ def _text(value: Any) -> str:
 
 _RAISE = dis.opmap["RAISE_VARARGS"]
 handlemath.install(Handle)
+handlefaces.install(Handle, {"__next__": COROUTINE, "__getitem__": IS_CLASS})
 
 
 class CoroutineHandle(Handle):

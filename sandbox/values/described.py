@@ -8,13 +8,12 @@ at import, before any candidate code runs.
 
 from __future__ import annotations
 
-import builtins
 import sys
 import types
 from collections.abc import Callable
 from typing import Any
 
-from . import stdexc, wire
+from . import protocols, realclasses, stdexc, wire
 
 CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, IS_CLASS = (
     1,
@@ -62,6 +61,8 @@ _id = id
 _FunctionType = types.FunctionType
 _mro = type.__dict__["__mro__"].__get__
 _bases = type.__dict__["__bases__"].__get__
+_builtin_name = realclasses.builtin_name
+_standard = realclasses.standard
 """A class's own bases and order, read from the type's slots: a metaclass's
 ``__mro__`` or ``__bases__`` property cannot make a class seem to derive
 from ``ValueError`` or the prompt's exception."""
@@ -96,15 +97,15 @@ def flags(v: Any) -> int:
         flags |= IS_CLASS | DEFAULT_EQ | DEFAULT_HASH | ALWAYS_TRUE
         if _issubclass(v, _BaseException):
             flags |= EXC_CLASS
-    return flags
+    return flags | protocols.bits(v)
 
 
 def base(v: Any) -> str:
     if _isinstance(v, type):
         if _issubclass(v, _BaseException):
             for c in _mro(v):
-                name = _str(c.__name__)
-                if _getattr(builtins, name, None) is c:
+                name = _builtin_name(c)
+                if name is not None:
                     return name
         return ""
     for b in _BUILTIN_BASES:
@@ -130,8 +131,8 @@ def exception_bases(cls: type, foreign: Callable[[object], object]) -> list[obje
     builtin's name, or what ``foreign`` makes of a class of the program's."""
     out: list[object] = []
     for base in _bases(cls)[:8]:
-        found = _str(_getattr(base, "__name__", ""))
-        if _getattr(builtins, found, None) is base:
+        found = _builtin_name(base)
+        if found is not None:
             out.append(found)
         elif _issubclass(base, _BaseException):
             out.append(foreign(base))
@@ -207,12 +208,13 @@ def exception_tree(
         args = ["t", [reason(exc)]]
     extra = exception_extra(exc, codec)  # in the order the verifier rebuilds
     extra += [_cause_tree(exc, codec, raised, depth), n]
-    if _getattr(builtins, t.__name__, None) is t:
-        return ["e", t.__name__, "", None, args, *extra]
-    module = _str(_getattr(t, "__module__", ""))
-    if not made_here(t) and module.partition(".")[0] in sys.stdlib_module_names:
-        cls_tree: object = ["s", module[:200], _str(t.__qualname__)[:200]]
-        return ["e", _str(t.__name__)[:100], base(t), cls_tree, args, *extra]
+    name = _builtin_name(t)
+    if name is not None:
+        return ["e", name, "", None, args, *extra]
+    home = _standard(t)
+    if home is not None:  # a standard module's class, by identity
+        cls_tree: object = ["s", home[0][:200], home[1][:200]]
+        return ["e", home[1].rpartition(".")[2][:100], base(t), cls_tree, args, *extra]
     try:
         cls_tree = codec.encode(t)
     except _BaseException:
@@ -254,7 +256,7 @@ def exception_extra(exc: BaseException, codec: wire.Codec) -> list[object]:
     try:
         for c in _mro(_type(exc)):
             if "__str__" in c.__dict__:
-                if _getattr(builtins, c.__name__, None) is not c:
+                if _builtin_name(c) is None:
                     text = _str(exc)[:10_000]
                 break
     except _BaseException:
@@ -293,7 +295,7 @@ def rebuild_exception(t: list[Any], peer: Any) -> BaseException:
     builtin of its type or nearest builtin base). ``peer.origins`` keeps
     which of the test's objects it is: raised on out of a request, it goes
     back as that object (`serve._Peer`), as the test's own class."""
-    cls: Any = _getattr(builtins, t[1], None)
+    cls: Any = realclasses.builtin(t[1])
     if not (_isinstance(cls, type) and _issubclass(cls, _Exception)):
         cls = _Exception
     args = peer.codec().decode(t[4])
@@ -336,5 +338,7 @@ def made_here(cls: type) -> bool:
     module = _getattr(cls, "__module__", "")
     if module not in ("builtins", "__main__"):
         return False
+    if module == "builtins":
+        return _builtin_name(cls) is None
     home = sys.modules.get(module)
     return _getattr(home, _str(_getattr(cls, "__name__", "")), None) is not cls

@@ -29,6 +29,9 @@ NUMPY_KINDS = "biufcUS"
 _type = type
 _len = len
 _isinstance = isinstance
+_flags = type.__dict__["__flags__"].__get__
+_mro = type.__dict__["__mro__"].__get__
+_HEAPTYPE = 1 << 9
 
 BUILTIN_TYPES: dict[str, type] = {
     t.__name__: t
@@ -266,19 +269,23 @@ def time_value(t: Any, want: str | None = None) -> Any:
 
 
 def numpy_of(t: type) -> Any:
-    """numpy, when ``t`` is one of its types and it is already imported."""
-    if getattr(t, "__module__", None) != "numpy":
+    """numpy, when ``t`` is one of its own (compiled) types and numpy is
+    already imported. A class of the program's is never one, whatever
+    module it names: only compiled code makes a type that is not a heap
+    type, and numpy's are such types."""
+    if getattr(t, "__module__", None) != "numpy" or _flags(t) & _HEAPTYPE:
         return None
     return sys.modules.get("numpy")
 
 
 def numpy_tree(np: Any, v: Any, t: type, codec: Any, depth: int) -> object | None:
-    if t is np.ndarray:
+    if t.__name__ == "ndarray":  # numpy's own (`numpy_of`), not a name it binds
         if v.dtype.kind not in NUMPY_KINDS or v.size > MAX_NODES:
             return None
         flat = [codec.encode(x, depth + 1) for x in v.ravel().tolist()]
         return ["x", "nd", v.dtype.str, [int(n) for n in v.shape], flat]
-    if _isinstance(v, np.generic) and v.dtype.kind in NUMPY_KINDS:
+    generic = any(c.__name__ == "generic" and c.__module__ == "numpy" for c in _mro(t))
+    if generic and v.dtype.kind in NUMPY_KINDS:
         return ["x", "np", v.dtype.str, codec.encode(v.item(), depth + 1)]
     return None
 

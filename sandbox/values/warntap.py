@@ -19,12 +19,16 @@ import re
 import warnings
 from typing import Any
 
+from . import realclasses
+
 MARK = "\x00warning"
 """The name a warning's record carries among the log records."""
 MAX_FILTERS = 256
 _type = type
 _str = str
 _len = len
+_mro = type.__dict__["__mro__"].__get__
+_builtin_name = realclasses.builtin_name
 _key: tuple[int, int, int] | None = None
 _read: list[list[Any]] | None = None
 
@@ -83,7 +87,7 @@ def take_filters(items: Any) -> None:
 
 
 def _builtin(category: Any) -> bool:
-    return getattr(builtins, getattr(category, "__name__", ""), None) is category
+    return realclasses.builtin_name(category) is not None
 
 
 def _made(items: list[Any]) -> list[tuple[Any, ...]]:
@@ -93,7 +97,7 @@ def _made(items: list[Any]) -> list[tuple[Any, ...]]:
         if _type(item) is not list or _len(item) != 4:
             continue
         action, pattern, name, lineno = item
-        category = getattr(builtins, name, None) if _type(name) is str else None
+        category = realclasses.builtin(name)  # the real class, whatever the program bound
         if not (isinstance(category, type) and issubclass(category, Warning)):
             continue
         if action not in ("error", "ignore", "always", "default", "module", "once"):
@@ -115,15 +119,11 @@ def tap(keeper: Any, limit: int) -> None:
         try:
             if _len(keeper.records) >= limit:
                 return
-            found: Any = getattr(builtins, _str(category.__name__), None)
-            if found is not category:  # a class of the program's: its builtin base
-                found = next(
-                    c for c in category.__mro__ if getattr(builtins, c.__name__, None) is c
-                )
+            # A class of the program's (one named and bound like a builtin
+            # too) is its nearest builtin base, known by identity.
+            found = next(n for c in _mro(category) if (n := _builtin_name(c)) is not None)
             line = lineno if _type(lineno) is int else 0
-            keeper.records.append(
-                [MARK, 0, _str(message)[:10_000], found.__name__, line, None, [], None]
-            )
+            keeper.records.append([MARK, 0, _str(message)[:10_000], found, line, None, [], None])
         except Exception:
             pass
 
