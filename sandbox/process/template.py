@@ -24,7 +24,7 @@ import msgspec
 
 from .. import frames, protocol
 from ..isolation import fairness, layers, reaper, sharedwd, workdir
-from ..values import filetap
+from ..values import filetap, protocols, realclasses
 from . import forkparent, harness, verdict
 
 PR_SET_PDEATHSIG = 1
@@ -132,6 +132,8 @@ class Template:
             if self.conf.pids is not None:
                 self.conf.pids.next()
             tree = fairness.TreeCpu(self.conf.slot)
+            realclasses.settle()  # the children then find no standard module to walk
+            protocols.warm()
             t0 = time.perf_counter()
             pid = os.fork()
         except Exception as exc:

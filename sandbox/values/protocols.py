@@ -101,3 +101,24 @@ def bits(v: Any) -> int:
 
 
 _KNOWN: dict[int, tuple[type, object, int]] = {}
+
+
+def _gen() -> Any:
+    yield None
+
+
+def _sample() -> None:
+    pass
+
+
+_COMMON = (_sample, _gen(), bits, len, object(), object, _sample.__code__, [].append)
+"""Objects of the types a check's handles mostly stand for (the entry
+point's function, a generator, a class, a bound method)."""
+
+
+def warm() -> None:
+    """In the template, before each fork: the flags of the common types,
+    whose ABC checks would otherwise fill Python's ABC caches in every
+    child (each a page copied). Cheap once done, until an ABC registers."""
+    for v in _COMMON:
+        bits(v)

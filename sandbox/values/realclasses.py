@@ -29,6 +29,9 @@ _isinstance = isinstance
 _str = str
 _id = id
 _getattr = getattr
+_len = len
+_walked_at = [0]
+"""How many modules were loaded at the last walk."""
 
 BUILTINS: dict[str, type] = {
     name: c for name, c in vars(builtins).items() if _isinstance(c, type) and c.__name__ == name
@@ -93,10 +96,22 @@ def _in_stdlib(path: str) -> bool:
 
 
 def _walk() -> None:
+    """Take the classes of the standard modules not walked yet. Cheap when
+    no module was loaded since the last walk, so the template walks before
+    each fork and its children find nothing to walk: a walk in a child
+    touches every class it reads, and each touched page is copied."""
+    if _len(sys.modules) == _walked_at[0]:
+        return
     for name, module in list(sys.modules.items()):
         if name not in _WALKED and name.partition(".")[0] in _STDLIB_NAMES:
             if _isinstance(module, _ModuleType) and _from_stdlib(module):
                 _record(name, module)
+    _walked_at[0] = _len(sys.modules)
+
+
+def settle() -> None:
+    """In the template, before each fork: walk what it loaded since."""
+    _walk()
 
 
 class _Finder:
