@@ -68,7 +68,7 @@ class _Tap(logging.Handler):
 
 def _extra(record: logging.LogRecord) -> list[list[Any]]:
     """``[[name, value], ...]``: what ``extra=`` added to ``record``."""
-    out = []
+    out: list[list[Any]] = []
     for key, value in record.__dict__.items():
         if key not in _STANDARD and _type(value) in _SCALARS and _len(out) < MAX_EXTRA:
             out.append([str(key)[:100], value[:MAX_TEXT] if _type(value) is str else value])

@@ -111,7 +111,16 @@ def _sample() -> None:
     pass
 
 
-_COMMON = (_sample, _gen(), bits, len, object(), object, _sample.__code__, [].append)
+_COMMON: tuple[object, ...] = (
+    _sample,
+    _gen(),
+    bits,
+    len,
+    object(),
+    object,
+    _sample.__code__,
+    [].append,
+)
 """Objects of the types a check's handles mostly stand for (the entry
 point's function, a generator, a class, a bound method)."""
 
