@@ -165,6 +165,23 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
 
 # name: (prompt, test, entry, answer, strict status, official status, strict reason)
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "sys.stdout left replaced after the call": (
+        'import io\nimport sys\n\n\ndef quiet(fn):\n    """fn() with its output captured;'
+        ' return the text. sys.stdout as it was after."""\n',
+        _d(
+            """
+            def check(candidate):
+                saved = sys.stdout
+                assert candidate(lambda: print("hi")) == "hi\\n"
+                assert sys.stdout is saved
+            """
+        ),
+        "quiet",
+        "    sys.stdout = buf = io.StringIO()\n    fn()\n    return buf.getvalue()\n",
+        "failed",
+        "failed",
+        "strict scoring: the candidate's code left sys.stdout replaced",
+    ),
     "the global generator seeded by the candidate": (
         'import random\n\n\ndef pick(xs, seed):\n    """random.Random(seed).choice(xs); the global generator untouched"""\n',
         _d(

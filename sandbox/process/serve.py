@@ -125,6 +125,8 @@ class _Peer(sharing.Sharing):
         self.turn = _thread.RLock()
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
+        self.left_streams = 0
+        """Which of stdout, stderr the candidate's call left replaced (`childio.redirected`)."""
         self.err = childio.Output(budget)
         self.logs = logtap.tap(budget)
         warntap.tap(self.logs, logtap.MAX_RECORDS)
@@ -230,6 +232,10 @@ class _Peer(sharing.Sharing):
         """What the candidate's code did to this process's state, to the
         test's (`mirror`), before the test's code runs again (``answering``:
         with the answer to the test's request)."""
+        left, self.left_streams = (self.left_streams if answering else 0), 0
+        for bit, name in ((1, "stdout"), (2, "stderr")):
+            if left & bit:  # the candidate's stream left in place after its call
+                self.mirror.note(["stream", name])
         tree = self.mirror.report(answering)
         if tree is not None:
             self._ask(world.REF, "world", tree)
@@ -281,6 +287,7 @@ class _Peer(sharing.Sharing):
         try:
             ok, value, writeback = self._serve(op)
         finally:
+            self.left_streams = childio.redirected(self.out, self.err)
             sys.stdout, sys.stderr = saved
         self.take_turn()
         try:

@@ -9,8 +9,10 @@ take (`mirror`'s facts), weighed in the verifier.
   runs in the verifier.
 - A logger's filter (the candidate's code too): `logfilters` fails the
   check if the test's own code then logs to that logger.
+- ``sys.stdout`` or ``sys.stderr`` left replaced after the candidate's
+  call answered: the test's streams stay its own.
 
-For the last two, a test whose code names them (``sys`` and ``path``;
+For ``sys.path``, handlers and streams, a test whose code names them (``sys`` and ``path``;
 ``signal`` or ``getsignal``) may check them, and its check would read the
 verifier's own: the check fails with the reason, whatever the test does
 after. Elsewhere the reason is only named should the check fail (an
@@ -34,7 +36,13 @@ def weigh(kind: str, name: str, names: set[str]) -> None:
     if kind == "logfilter":
         logfilters.watch_filtered(name, told)
         return
-    if kind == "path":
+    if kind == "stream":
+        looks = {"sys", name} <= names
+        reason = (
+            f"strict scoring: the candidate's code left sys.{name} replaced with a stream of "
+            "its own, which the test's process does not take"
+        )
+    elif kind == "path":
         looks = {"sys", "path"} <= names
         reason = (
             "strict scoring: the candidate's code left sys.path changed, which the test's "

@@ -184,7 +184,9 @@ def _name(
             contended()
         elif fact[0] == "denied" and _type(fact[1]) is str:
             refuse(filetap.reason(fact[1]))
-        elif fact[0] in ("random", "path", "signal", "logfilter") and _type(fact[1]) is str:
+        elif (
+            fact[0] in ("random", "path", "signal", "logfilter", "stream") and _type(fact[1]) is str
+        ):
             left(fact[0], fact[1][:200])
         elif fact[0] == "logger" and _type(fact[1]) is str:
             noted(
