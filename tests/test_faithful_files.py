@@ -125,6 +125,27 @@ _INTO_TEST = _d(
 
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    "the test reads a file the candidate made for its own user only": (
+        'import os\n\n\ndef save_secret(folder, text):\n    """Write text to folder/secret'
+        ' readable by the owner only (0600); return the path."""\n',
+        _d(
+            """
+            import os, stat, tempfile
+            def check(candidate):
+                with tempfile.TemporaryDirectory() as d:
+                    p = candidate(d, "s3cret")
+                    assert stat.S_IMODE(os.stat(p).st_mode) == 0o600
+                    assert open(p).read() == "s3cret"
+            """
+        ),
+        "save_secret",
+        "    p = os.path.join(folder, 'secret')\n"
+        "    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)\n"
+        "    with os.fdopen(fd, 'w') as f:\n        f.write(text)\n    return p\n",
+        "failed",
+        "passed",
+        "strict scoring: the test may not read",
+    ),
     "the candidate writes into a file the test made": (
         _TRIM,
         _TRIM_TEST,

@@ -224,14 +224,49 @@ def guard(root: str) -> None:
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event != "open" or busy or len(args) != 3 or not isinstance(args[2], int):
             return
-        if args[2] & _WRITES and isinstance(args[0], str | bytes | os.PathLike):
-            busy.append(True)
-            try:
+        if not isinstance(args[0], str | bytes | os.PathLike):
+            return
+        busy.append(True)
+        try:
+            if args[2] & _WRITES:
                 _check_write(root, os.fsdecode(args[0]), args[2])
-            finally:
-                busy.clear()
+            else:
+                _check_read(root, os.fsdecode(args[0]))
+        finally:
+            busy.clear()
 
     sys.addaudithook(hook)
+
+
+UNREADABLE: list[str] = []
+"""Files of the candidate's in the shared directory that the test opened
+to read and its user may not (a mode for the candidate's user only, such
+as 0600): a ``PermissionError`` on one is named, not the answer's fault
+(in one program the two are one user)."""
+
+
+def _check_read(root: str, path: str) -> None:
+    full = os.path.abspath(path)
+    if not full.startswith(root + os.sep) or len(UNREADABLE) >= 100:
+        return
+    try:
+        st = os.stat(full)
+    except OSError:
+        return
+    if st.st_uid != os.getuid() and not st.st_mode & stat.S_IROTH:
+        UNREADABLE.append(full)
+
+
+def unreadable(exc: BaseException) -> str | None:
+    """The reason for a test's ``PermissionError`` on such a file."""
+    name = getattr(exc, "filename", None)
+    if isinstance(exc, PermissionError) and type(name) is str:
+        if os.path.abspath(name) in UNREADABLE:
+            return (
+                f"strict scoring: the test may not read {name[-200:]}, a file the candidate's "
+                "process made for its own user only (in one program they are one user)"
+            )
+    return None
 
 
 def _check_write(root: str, path: str, flags: int) -> None:
