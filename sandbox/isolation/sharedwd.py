@@ -257,18 +257,6 @@ def _check_read(root: str, path: str) -> None:
         UNREADABLE.append(full)
 
 
-def unreadable(exc: BaseException) -> str | None:
-    """The reason for a test's ``PermissionError`` on such a file."""
-    name = getattr(exc, "filename", None)
-    if isinstance(exc, PermissionError) and type(name) is str:
-        if os.path.abspath(name) in UNREADABLE:
-            return (
-                f"strict scoring: the test may not read {name[-200:]}, a file the candidate's "
-                "process made for its own user only (in one program they are one user)"
-            )
-    return None
-
-
 def _check_write(root: str, path: str, flags: int) -> None:
     try:
         full = os.path.normpath(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))

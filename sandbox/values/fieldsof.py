@@ -59,17 +59,12 @@ def fields_of(
     ``sent`` (the ids the other side already has, which this call adds
     to), those are left out and not walked through, and the items of a
     list or tuple field are reached too (a tree's ``children``)."""
-    out: list[list[Any]] = []
-    seen = {_id(target)} if sent is None else {_id(target), *sent}
-    todo = _deque([target])
-    while todo and _len(out) < most:
-        obj = todo.popleft()
+
+    def read(obj: Any) -> dict[str, Any] | None:
         if not ok(obj):
-            if obj is target:
-                return None
-            continue
+            return None
         cls = _type(obj)
-        found = {
+        return {
             k: v
             for k, v in obj.__dict__.items()
             if _type(k) is _str
@@ -77,13 +72,49 @@ def fields_of(
             and not _callable(v)
             and not _hasattr(cls, k)
         }
+
+    return _walk(target, most, read, lambda v: _hasattr(v, "__dict__"), sent)
+
+
+def states_of(
+    target: Any, most: int, state: Callable[[Any], dict[str, Any]], sent: set[int] | None = None
+) -> list[list[Any]]:
+    """``[[object, state], ...]``: ``target``'s whole ``state`` (private
+    attributes and slots included) and that of the objects it reaches
+    through it that `plain` accepts, breadth first, ``most`` objects in all:
+    a prompt's linked list compared with the program's is read in a few
+    requests, not one per node. ``sent`` as for `fields_of`."""
+    return _walk(target, most, state, plain, sent) or []
+
+
+def _walk(
+    target: Any,
+    most: int,
+    read: Callable[[Any], dict[str, Any] | None],
+    follow: Callable[[Any], bool],
+    sent: set[int] | None,
+) -> list[list[Any]] | None:
+    """Breadth first from ``target``: ``[obj, read(obj)]`` for each object
+    reached through what was read that ``follow`` accepts (one ``read``
+    refuses is skipped; None if it refuses ``target``), ``most`` in all,
+    leaving out those in ``sent`` and adding what it gives to it."""
+    out: list[list[Any]] = []
+    given = sent if sent is not None else set()
+    seen, todo = {_id(target)}, _deque([target])
+    while todo and _len(out) < most:
+        obj = todo.popleft()
+        found = read(obj)
+        if found is None:
+            if obj is target:
+                return None
+            continue
         out.append([obj, found])
         for v in _reached(found, sent is not None):
-            if _id(v) not in seen and _hasattr(v, "__dict__"):
-                seen.add(_id(v))
+            i = _id(v)
+            if i not in seen and i not in given and follow(v):
+                seen.add(i)
                 todo.append(v)
-    if sent is not None:
-        sent.update(_id(item[0]) for item in out)
+    given.update(_id(item[0]) for item in out)
     return out
 
 
@@ -95,28 +126,4 @@ def _reached(found: dict[str, Any], into: bool) -> list[Any]:
         for v in found.values():
             if _type(v) is _list or _type(v) is _tuple:
                 out.extend(v[:MOST])
-    return out
-
-
-def states_of(
-    target: Any, most: int, state: Callable[[Any], dict[str, Any]], sent: set[int] | None = None
-) -> list[list[Any]]:
-    """``[[object, state], ...]``: ``target``'s whole ``state`` (private
-    attributes and slots included) and that of the objects it reaches
-    through it that `plain` accepts, breadth first, ``most`` objects in all:
-    a prompt's linked list compared with the program's is read in a few
-    requests, not one per node. ``sent`` as for `fields_of`."""
-    out: list[list[Any]] = []
-    seen = {_id(target)} if sent is None else {_id(target), *sent}
-    todo = _deque([target])
-    while todo and _len(out) < most:
-        obj = todo.popleft()
-        found = state(obj)
-        out.append([obj, found])
-        for v in _reached(found, sent is not None):
-            if _id(v) not in seen and plain(v):
-                seen.add(_id(v))
-                todo.append(v)
-    if sent is not None:
-        sent.update(_id(item[0]) for item in out)
     return out

@@ -16,12 +16,11 @@ where it is of a builtin type, as ``exc_info`` (no traceback; its text is
 
 from __future__ import annotations
 
-import builtins
 import logging
 import sys
 from typing import Any
 
-from . import logfilters, warntap
+from . import logfilters, realclasses, warntap
 
 MAX_RECORDS = 1000
 """Records kept between two messages (the rest are dropped)."""
@@ -30,11 +29,6 @@ MAX_EXTRA = 20
 """Attributes of a record's ``extra=`` that cross with it."""
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 _SCALARS = (int, float, bool, str, type(None))
-_BUILTIN_BY_NAME: dict[str, type[BaseException]] = {
-    k: v for k, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
-}
-_BUILTIN_EXCEPTIONS = {id(v): k for k, v in _BUILTIN_BY_NAME.items()}
-_id = id
 _len = len
 _type = type
 
@@ -77,11 +71,11 @@ def _extra(record: logging.LogRecord) -> list[list[Any]]:
 
 def _raised(exc_info: Any) -> list[str] | None:
     """``[type name, message]`` of a record's exception where its type is
-    a builtin one (found by identity, from a table made before the
-    candidate's code ran), for the test's ``record.exc_info``."""
+    a builtin one (by identity: `realclasses`), for the test's
+    ``record.exc_info``."""
     if _type(exc_info) is not tuple or _len(exc_info) < 2:
         return None
-    name = _BUILTIN_EXCEPTIONS.get(_id(exc_info[0]))
+    name = realclasses.builtin_name(exc_info[0])
     return None if name is None else [name, str(exc_info[1])[:MAX_TEXT]]
 
 
@@ -90,8 +84,8 @@ def _exc_info(raised: Any) -> tuple[Any, ...] | None:
     message]``: the builtin exception, with no traceback."""
     if type(raised) is not list or len(raised) != 2 or type(raised[1]) is not str:
         return None
-    cls = _BUILTIN_BY_NAME.get(raised[0]) if type(raised[0]) is str else None
-    if cls is None:
+    cls = realclasses.builtin(raised[0])
+    if cls is None or not issubclass(cls, BaseException):
         return None
     try:
         return cls, cls(raised[1]), None

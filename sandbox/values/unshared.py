@@ -16,6 +16,8 @@ import errno
 import os
 from typing import Any
 
+from ..isolation import sharedwd
+
 
 def _builtins() -> dict[str, Any]:
     return {f"builtins.{k}": id(v) for k, v in vars(builtins).items()}
@@ -74,9 +76,18 @@ class Unshared:
 def candidate_file(exc: BaseException) -> str | None:
     """The reason for a test's ``PermissionError`` on a file the candidate
     made in the shared directory (removing or renaming it, which the kernel
-    refuses another user in a sticky directory), else None."""
+    refuses another user in a sticky directory; reading one made for the
+    candidate's user only, which the check's open hook noted while it
+    existed: `sharedwd.UNREADABLE`), else None."""
     name = getattr(exc, "filename", None)
-    if not isinstance(exc, PermissionError) or exc.errno != errno.EPERM or type(name) is not str:
+    if not isinstance(exc, PermissionError) or type(name) is not str:
+        return None
+    if os.path.abspath(name) in sharedwd.UNREADABLE:
+        return (
+            f"strict scoring: the test may not read {name[-200:]}, a file the candidate's "
+            "process made for its own user only (in one program they are one user)"
+        )
+    if exc.errno != errno.EPERM:
         return None
     try:
         owner = os.lstat(name).st_uid
