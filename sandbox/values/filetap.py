@@ -64,18 +64,10 @@ def reason(path: str) -> str:
 
 
 class _Tap:
-    """The audit hook: each event that changes a path under ``root``."""
+    """What the audit hook notes: each event that changes a path under ``root``."""
 
     def __init__(self, root: str) -> None:
         self.root = root.rstrip("/") + "/"
-
-    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
-        if event not in _EVENTS:
-            return  # what it calls below raises none of these events
-        try:
-            self.event(event, args)
-        except BaseException:  # a hook that raises would refuse the call
-            pass
 
     def event(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -184,7 +176,19 @@ def tap(root: str) -> None:
     """In the child whose work directory ``root`` is shared with the check:
     note the changes of the test's files there that the rule refuses."""
     hook = _Tap(root)
-    sys.addaudithook(hook)
+    changed, events = hook.event, _EVENTS
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        # Called for every audited event in the process, ``id()`` among
+        # them (the value codecs call it for each object): a plain function
+        # that returns at once costs least.
+        if event in events:  # what it calls below raises none of these events
+            try:
+                changed(event, args)
+            except BaseException:  # a hook that raises would refuse the call
+                pass
+
+    sys.addaudithook(audit)
     real = os.access
 
     def access(path: Any, mode: int, **kw: Any) -> bool:
