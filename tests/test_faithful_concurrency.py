@@ -142,6 +142,53 @@ _DEADLINE = (
 )
 
 # name: (prompt, test, entry, right answer, wrong answer)
+_RUN_JOBS = (
+    "import threading\n\n\ndef run_jobs(jobs, on_done, workers=3):\n"
+    '    """Run each zero-argument job on `workers` threads; call on_done(i, result)'
+    ' from the thread that ran it; return when all are done."""\n'
+)
+_ON_WORKERS = _d(
+    """
+    import threading
+    def check(candidate):
+        seen, names = {}, set()
+        local = threading.local()
+        lock = threading.Lock()
+        def on_done(i, result):
+            local.count = getattr(local, 'count', 0) + 1
+            with lock:
+                seen[i] = result
+                names.add(threading.current_thread().name)
+                totals[threading.get_ident()] = local.count
+        totals = {}
+        candidate([(lambda i=i: i * i) for i in range(40)], on_done, workers=4)
+        assert seen == {i: i * i for i in range(40)}, seen
+        assert threading.main_thread().name not in names, names
+        assert threading.current_thread() is threading.main_thread()
+        assert sum(totals.values()) == 40, totals
+    """
+)
+_WITH_TIMEOUT = (
+    "import threading\n\n\ndef call_with_timeout(fn, timeout, *args):\n"
+    '    """fn(*args) on a daemon thread; TimeoutError if it has not finished within'
+    ' timeout seconds (the thread is left running)."""\n'
+)
+_RELEASED_LATER = _d(
+    """
+    import threading
+    def check(candidate):
+        assert candidate(lambda a, b: a + b, 1.0, 2, 3) == 5
+        release = threading.Event()
+        try:
+            candidate(lambda: release.wait(60), 0.05)
+        except TimeoutError:
+            pass
+        else:
+            raise AssertionError('no timeout')
+        release.set()
+    """
+)
+
 SHAPES: dict[str, tuple[str, str, str, str, str]] = {
     "the test's coroutines run as the candidate's tasks, the losers cancelled": (
         _FIRST_DONE,
@@ -263,6 +310,16 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    def convert(self, amount, src, dst):\n"
         "        return round(amount * self.rates.rate(src, dst), 2)\n",
     ),
+    "the candidate's pool calling the test's callback on its worker threads": (
+        _RUN_JOBS,
+        _ON_WORKERS,
+        "run_jobs",
+        "    from concurrent.futures import ThreadPoolExecutor\n"
+        "    def run(i, job):\n        on_done(i, job())\n"
+        "    with ThreadPoolExecutor(max_workers=workers) as pool:\n"
+        "        for i, job in enumerate(jobs):\n            pool.submit(run, i, job)\n",
+        "    for i, job in enumerate(jobs):\n        on_done(i, job())\n",
+    ),
 }
 
 _TEST_THREADS = "strict scoring: the test's threads called the candidate's code side by side"
@@ -367,6 +424,19 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "failed",
         "passed",
         "strict scoring: the candidate's threads called the test's code side by side",
+    ),
+    "the test's callback on the candidate's thread waiting for the test's next step": (
+        _WITH_TIMEOUT,
+        _RELEASED_LATER,
+        "call_with_timeout",
+        "    box = {}\n"
+        "    t = threading.Thread(target=lambda: box.update(v=fn(*args)), daemon=True)\n"
+        "    t.start()\n    t.join(timeout)\n"
+        "    if t.is_alive():\n        raise TimeoutError(timeout)\n"
+        "    return box['v']\n",
+        "timeout",
+        "passed",
+        "strict scoring: the test's code, called from a thread of the candidate's, was still",
     ),
 }
 

@@ -50,6 +50,8 @@ VERIFIER_DISK_MB = 64
 VERIFIER_GRACE_S = 2.0
 """How long the verifier may still take to report after a child that ended
 badly (whose verdict is then the child's own)."""
+STRICT_NAMED = "strict scoring"
+"""How a verifier's reason that names what it could not follow begins."""
 
 
 def _infra(job_id: int, reason: str) -> Outcome:
@@ -286,7 +288,10 @@ class Slot:
             # The verdict is the child's (timeout, error): never wait long on
             # a test that a candidate's values may have sent into a slow loop.
             with anyio.move_on_after(VERIFIER_GRACE_S):
-                self._judged(job_id, await verifier.frame())
+                check = self._judged(job_id, await verifier.frame())
+                if child.status == "timeout" and check.reason.startswith(STRICT_NAMED):
+                    # What strict could not follow on the way (the verdict stays the child's).
+                    return msgspec.structs.replace(child, reason=f"{check.reason} ({child.reason})")
                 return child
             # The verifier is stuck in a test: the whole slot restarts, with
             # a fresh link (the template's end of the old one is spoken for).

@@ -123,6 +123,8 @@ class _Peer(sharing.Sharing):
         self.streaming = False
         """Serving a data test's inputs (`answer_each`)."""
         self.turn = _thread.RLock()
+        self.home = _thread.get_ident()
+        """The thread that serves the verifier's requests (`sharing.Sharing.asker`)."""
         budget = [childio.OUTPUT_BUDGET]
         self.out = childio.Output(budget)
         self.left_streams = 0

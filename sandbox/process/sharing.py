@@ -7,7 +7,9 @@ both hold (`values.kept`).
 
 from __future__ import annotations
 
+import _thread
 import os
+import threading
 from typing import Any, NoReturn
 
 from .. import protocol
@@ -18,6 +20,8 @@ _type = type
 _len = len
 _exit = os._exit
 _BaseException = BaseException
+_ident = _thread.get_ident
+_current = threading.current_thread
 
 
 class Sharing:
@@ -28,6 +32,7 @@ class Sharing:
     fields: fields.Fields
     scope: dict[str, object]
     streaming: bool
+    home: int
     out: childio.Output
     err: childio.Output
 
@@ -64,7 +69,14 @@ class Sharing:
         cap = childio.redirected(self.out, self.err) if op == "call" else 0
         self.send(
             protocol.Op(
-                ref=ref, op=op, args=payload, out=out, err=err, shared=shared or [], capture=cap
+                ref=ref,
+                op=op,
+                args=payload,
+                out=out,
+                err=err,
+                shared=shared or [],
+                capture=cap,
+                thread=None if ref == world.REF else self.asker(),
             )
         )
         frame = opened.Frame(codec.memo, codec.ids)
@@ -87,6 +99,13 @@ class Sharing:
         if not msg.ok:
             raise value
         return value
+
+    def asker(self) -> list[Any] | None:
+        """The asking thread, when it is one of the candidate's own rather
+        than the one serving the verifier: the test's code runs on a thread
+        standing for it (`strict.lanes`)."""
+        ident = _ident()
+        return None if ident == self.home else [ident, _current().name]
 
     def _reply(self) -> Any:
         """The verifier's reply, serving its requests until it comes."""

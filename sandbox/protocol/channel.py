@@ -62,6 +62,11 @@ class Op(msgspec.Struct, frozen=True, tag="op", array_like=True):
     stderr; ``contextlib.redirect_stdout``). What the test's code prints
     in the call comes back in the `Reply`'s ``out`` and ``err``, for the
     child to write there, as one program's ``print`` would."""
+    thread: Any = None
+    """From the child, asking the test's code from one of the candidate's
+    threads other than the one serving the verifier: ``[number, name]`` of
+    that thread, for the verifier to run the test's code on a thread of its
+    own standing for it (`strict.lanes`)."""
 
 
 class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):

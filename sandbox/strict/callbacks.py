@@ -13,7 +13,7 @@ import msgspec
 
 from .. import protocol
 from ..values import kept, lent, mirror, opened, stdexc, wire, world
-from . import leftstate, passedon, sidebyside, testobjects, weakheld
+from . import lanes, leftstate, passedon, sidebyside, testobjects, weakheld
 from .outcomes import CandidateError, Refused, told
 
 KEPT_FULL = (
@@ -38,6 +38,7 @@ class Callbacks:
     object_ids: dict[int, int]
     test_module: str
     threads: sidebyside.Threads
+    lanes: lanes.Lanes
     kept: kept.Kept
     opened: opened.Opened
     watched: set[str]
@@ -95,8 +96,11 @@ class Callbacks:
             frame = opened.Frame(codec.memo, codec.ids)
             self.opened.serving.append(frame)
             try:
-                value = self.threads.timed(
-                    lambda: testobjects.perform(target, op.op, args, self.test_module)
+                value = self.lanes.run(
+                    op.thread,
+                    lambda: self.threads.timed(
+                        lambda: testobjects.perform(target, op.op, args, self.test_module)
+                    ),
                 )
             finally:
                 self.opened.serving.remove(frame)

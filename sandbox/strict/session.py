@@ -11,7 +11,6 @@ instances of the test's own classes, and nothing else.
 from __future__ import annotations
 
 import enum
-import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +20,7 @@ from ..values import kept, lent, likestd, opened, plaincall, wire, world
 from . import (
     batched,
     callbacks,
+    lanes,
     members,
     passedon,
     sidebyside,
@@ -74,7 +74,9 @@ class Session(standins.Standins, callbacks.Callbacks):
         """See `handles.Asker.guards`."""
         """The prelude's own classes by name: an instance of the candidate's
         class of that name is compared as the prelude's class would."""
-        self.turn = threading.RLock()
+        self.turn = lanes.Turn()
+        self.lanes = lanes.Lanes(self.turn, chan)
+        """Threads standing for the candidate's threads that call the test's code."""
         self.threads = sidebyside.Threads(told)
         """Whether the candidate's threads called the test's code side by side."""
         self.handles: dict[int, Any] = {}
