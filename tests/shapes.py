@@ -9,7 +9,7 @@ an honest answer's verdict must not depend on the scoring model.
 
 ``shapes_house_sets`` adds the shapes of a company's own set (class
 skeletons, unittest-style tests, the environment, mocks, logging, aware
-datetimes, paths, coroutines, linked lists).
+datetimes, paths, coroutines, linked lists, worker-thread callbacks).
 
 `cases(seed, per_shape)` is deterministic for a seed; `sweep` scores every
 answer in both models through the engine. ``tests/test_differential.py``

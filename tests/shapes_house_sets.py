@@ -2,7 +2,8 @@
 ``shapes``, which sweeps them with the rest): ClassEval-style class
 skeletons, unittest-style tests, configuration from the environment, a
 decimal context, ``unittest.mock`` patches, log records, aware datetimes,
-paths, coroutines, and linked lists the test builds."""
+paths, coroutines, linked lists the test builds, and callbacks the
+candidate's worker threads call."""
 
 from __future__ import annotations
 
@@ -222,6 +223,40 @@ def linked_list(r: random.Random) -> Draw:
     return prompt, test, "reverse", right, ["    return head\n"]
 
 
+def worker_callback(r: random.Random) -> Draw:
+    n, workers = r.randrange(5, 40), r.randrange(2, 5)
+    prompt = _d('''
+        import threading
+
+
+        def each_on_workers(items, on_item, workers):
+            """Call on_item(x) for every x of items from `workers` threads of its
+            own (never the caller's); return the number of items."""
+        ''')
+    test = _d(f"""
+        import threading
+        def check(candidate):
+            seen, names = [], set()
+            mine = threading.local()
+            def on_item(x):
+                mine.count = getattr(mine, 'count', 0) + 1
+                seen.append(x)
+                names.add(threading.current_thread().name)
+            assert candidate(list(range({n})), on_item, {workers}) == {n}
+            assert sorted(seen) == list(range({n}))
+            assert threading.current_thread().name not in names, names
+            assert not hasattr(mine, 'count')
+        """)
+    right = _d("""
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(on_item, items))
+        return len(items)
+        """)
+    wrong = "    for x in items:\n        on_item(x)\n    return len(items)\n"
+    return prompt, test, "each_on_workers", textwrap.indent(right, "    "), [wrong]
+
+
 SHAPES = {
     f.__name__: f
     for f in (
@@ -234,5 +269,6 @@ SHAPES = {
         path_values,
         coroutine,
         linked_list,
+        worker_callback,
     )
 }
