@@ -353,6 +353,23 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    import sys, threading\n    sys.setrecursionlimit(10 ** 6)\n    threading.stack_size(1 << 27)\n    out = []\n    def rec(k):\n        return 0 if k == 0 else 1 + rec(k - 1)\n    t = threading.Thread(target=lambda: out.append(rec(n)))\n    t.start()\n    t.join()\n    return out[0]\n",
         "    return n - 1\n",
     ),
+    "a memoizing decorator on the test's recursive function, 80 calls deep across": (
+        'def memoize(func):\n    """func with its results cached by its arguments."""\n',
+        _d(
+            """
+            def check(candidate):
+                @candidate
+                def fib(n):
+                    return n if n < 2 else fib(n - 1) + fib(n - 2)
+                assert fib(80) == 23416728348467685
+            """
+        ),
+        "memoize",
+        "    cache = {}\n    def wrapper(*args):\n        if args not in cache:\n"
+        "            cache[args] = func(*args)\n        return cache[args]\n    return wrapper\n",
+        "    cache = {}\n    def wrapper(*args):\n        if args not in cache:\n"
+        "            cache[args] = func(*args)\n        return cache[args] + 1\n    return wrapper\n",
+    ),
 }
 
 

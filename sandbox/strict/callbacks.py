@@ -96,12 +96,11 @@ class Callbacks:
             frame = opened.Frame(codec.memo, codec.ids)
             self.opened.serving.append(frame)
             try:
-                value = self.lanes.run(
-                    op.thread,
-                    lambda: self.threads.timed(
-                        lambda: testobjects.perform(target, op.op, args, self.test_module)
-                    ),
-                )
+                todo = (testobjects.perform, target, op.op, args, self.test_module)
+                if op.thread is None:  # inline: nesting spends the recursion limit
+                    value = self.threads.timed(*todo)
+                else:  # on the lane of the candidate's thread that asked
+                    value = self.lanes.run(op.thread, self.threads.timed, *todo)
             finally:
                 self.opened.serving.remove(frame)
             tree = codec.encode(value)

@@ -105,12 +105,12 @@ class Lanes:
         """The channel to the child (its ``fd`` and ``deadline``)."""
         self.lanes: dict[int, _Lane] = {}
 
-    def run(self, thread: object, call: Callable[[], Any]) -> Any:
-        """``call()`` on the lane for the child's ``thread`` (None: the
+    def run(self, thread: object, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)`` on the lane for the child's ``thread`` (None: the
         serving thread, here), its value or exception as if run here."""
         lane = self._lane(thread)
         if lane is None or lane.thread.ident == _ident():
-            return call()
+            return call(*args)
         box: list[tuple[bool, Any]] = []
         done = _lock()
         done.acquire()
@@ -119,7 +119,7 @@ class Lanes:
         def job() -> None:
             self.turn.lent[_ident()] = lender
             try:
-                box.append((True, call()))
+                box.append((True, call(*args)))
             except BaseException as exc:  # handed back to the waiting thread
                 box.append((False, exc))
             finally:
