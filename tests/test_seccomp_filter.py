@@ -29,6 +29,8 @@ pytestmark = pytest.mark.anyio
 
 LIMITS = Limits(cpu_s=3.0, wall_s=8.0, memory_mb=512, fsize_mb=8, disk_mb=32, nproc=64)
 ALLOW, KILL = "allow", "kill"
+DONE = 0
+"""An errno of 0: the call is answered as done without being made."""
 
 
 def run_filter(code: bytes, arch: int, nr: int, args: tuple[int, ...] = ()) -> str | int:
@@ -103,9 +105,11 @@ def test_filter_decisions(machine: str) -> None:
     assert call("setsockopt", 3, socket.SOL_SOCKET, flowlabel_mgr) == ALLOW  # SO_SNDBUFFORCE
     for command in sf.FCNTL_LOCKS:
         assert call("fcntl", 3, command) == errno.ENOLCK, command
+    for command in sf.FCNTL_SET_LOCKS:  # answered as done, never taken
+        assert call("fcntl", 3, command) == DONE, command
     for command in (0, 1, 2, 3, 4, 1030):  # DUPFD, GETFD, SETFD, GETFL, SETFL, DUPFD_CLOEXEC
         assert call("fcntl", 3, command) == ALLOW, command
-    assert call("flock", 3, 2) == errno.ENOLCK
+    assert call("flock", 3, 2) == DONE
     for name in ("read", "write", "openat") if machine == "x86_64" else ():
         assert run_filter(code, arch.audit, {"read": 0, "write": 1, "openat": 257}[name]) == ALLOW
     assert run_filter(code, 0x40000003, 1) == KILL  # i386 entry on x86-64
@@ -433,9 +437,10 @@ async def test_host_wide_budgets_cannot_be_drained() -> None:
 
 async def test_host_wide_counters_and_locks_are_out_of_reach() -> None:
     """Socket cookies (one host-wide counter), sysinfo (the host's thread
-    count and free memory), file locks on host files (seen from other
-    slots) and directory notification (F_NOTIFY, a watch like inotify) are
-    refused; the fcntl calls ordinary code makes still work."""
+    count and free memory), reading a host file's locks and directory
+    notification (F_NOTIFY, a watch like inotify) are refused; a lock is
+    answered as taken but never held (no other process sees it), so sqlite
+    on disk and the fcntl calls ordinary code makes work."""
     nr = sf.ARCHES[os.uname().machine].nr
     attack = f"""
         import ctypes, fcntl, os, socket
@@ -452,15 +457,28 @@ async def test_host_wide_counters_and_locks_are_out_of_reach() -> None:
         info = ctypes.create_string_buffer(128)
         assert libc.syscall({nr["sysinfo"]}, info) == -1 and ctypes.get_errno() == 1
         fd = os.open(os.__file__, os.O_RDONLY)
-        for lock in (lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
-                     lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
-                     lambda: fcntl.fcntl(fd, fcntl.F_GETLK, bytes(32))):
-            try:
-                lock()
-            except OSError as exc:
-                assert exc.errno == 37, exc  # ENOLCK
-            else:
-                raise AssertionError("a lock on a host file")
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # answered as done, never taken
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        try:
+            fcntl.fcntl(fd, fcntl.F_GETLK, bytes(32))
+        except OSError as exc:
+            assert exc.errno == 37, exc  # ENOLCK: a host process's locks are not read
+        else:
+            raise AssertionError("a host file's locks read")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        pid = os.fork()
+        if pid == 0:  # another process takes the same lock at once: none was held
+            other = os.open(os.__file__, os.O_RDONLY)
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+        import sqlite3, tempfile
+        db = os.path.join(tempfile.mkdtemp(), "t.db")
+        con = sqlite3.connect(db)
+        con.execute("create table t(a)")
+        con.execute("insert into t values (1)")
+        con.commit()
+        assert sqlite3.connect(db).execute("select a from t").fetchall() == [(1,)]
         watched = os.open(os.path.dirname(os.__file__), os.O_RDONLY)
         try:
             fcntl.fcntl(watched, fcntl.F_NOTIFY, fcntl.DN_ACCESS | fcntl.DN_MULTISHOT)

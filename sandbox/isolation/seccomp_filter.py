@@ -49,8 +49,11 @@ What it refuses, and why:
   (``flock``, and ``fcntl``'s record, open-file-description and lease
   commands) on a host file any candidate may read are seen by candidates in
   other slots; ``fcntl``'s ``F_NOTIFY`` watches a directory as inotify
-  does. All are refused (a program that locks files, sqlite on disk say,
-  cannot; one in memory can).
+  does. Taking a lock (``flock``, ``F_SETLK`` and its forms) answers done
+  without taking it: one program's locks never conflict with its own, so
+  sqlite on disk works as in one process, and no lock is left for anyone
+  to see. Reading locks (``F_GETLK``), leases and ``F_NOTIFY`` are
+  refused, as are the cookies and ``sysinfo``.
 - ``prlimit64`` on any process but the caller (pid 0): the kernel lets a
   process of the same uid lower another's limits without the ptrace checks
   Landlock scopes, and under a user namespace the candidates share the
@@ -177,10 +180,16 @@ IPV6_FLOWLABEL_MGR = 32
 ``/proc/net/ip6_flowlabel``, for up to 150 s after their socket is gone:
 the next candidate of the template could read one. No ordinary program
 leases them."""
-FCNTL_LOCKS = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
-"""``F_GETLK``, ``F_SETLK``, ``F_SETLKW``, their ``F_OFD_`` forms,
-``F_SETLEASE``/``F_GETLEASE`` (every lock or lease another process could
-see) and ``F_NOTIFY`` (directory notification: watching, like inotify)."""
+FCNTL_LOCKS = (5, 36, 1024, 1025, 1026)
+"""``F_GETLK`` and ``F_OFD_GETLK`` (a host process's locks, read),
+``F_SETLEASE``/``F_GETLEASE`` (a lease another process could see) and
+``F_NOTIFY`` (directory notification: watching, like inotify): refused."""
+FCNTL_SET_LOCKS = (6, 7, 37, 38)
+"""``F_SETLK``, ``F_SETLKW`` and their ``F_OFD_`` forms: answered as done
+without taking the lock, as `flock` is. A lock no other process sees is
+what one program's locks are (a process never conflicts with its own), so
+sqlite on disk works, and nothing is left for another slot or a host
+process to see or wait on."""
 RWF_NOWAIT = 0x8
 MADV_DENIED = (3, 20, 21, 22, 23)
 """madvise advice values that change what is cached: WILLNEED, COLD,
@@ -242,7 +251,7 @@ def build(arch: Arch) -> bytes:
     p.jump(JEQ, arch.nr["getsockopt"], "getsockopt")
     p.jump(JEQ, arch.nr["setsockopt"], "setsockopt")
     p.jump(JEQ, arch.nr["fcntl"], "fcntl")
-    p.jump(JEQ, arch.nr["flock"], "enolck")
+    p.jump(JEQ, arch.nr["flock"], "done")
     p.jump(JEQ, arch.nr["prlimit64"], "prlimit")
     for name in DENIED:
         if name in arch.nr:  # arm64 has no inotify_init or utime, only their newer forms
@@ -279,7 +288,12 @@ def build(arch: Arch) -> bytes:
     p.stmt(LD_ABS_W, _arg(0))
     p.jump(JEQ, 0, "allow", "eperm")
     p.label("fcntl")
+    p.stmt(LD_ABS_W, _arg(1))
+    for value in FCNTL_SET_LOCKS:
+        p.jump(JEQ, value, "done")
     p.refuse_values(1, FCNTL_LOCKS, "enolck")
+    p.label("done")
+    p.stmt(RET, RET_ERRNO | 0)
     p.label("enoprotoopt")
     p.stmt(RET, RET_ERRNO | errno.ENOPROTOOPT)
     p.label("enolck")
