@@ -183,6 +183,36 @@ LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "passed",
         "strict scoring: the test may not write",
     ),
+    "the test's tearDown removes a directory tree the candidate made": (
+        'import os\n\n\ndef report(day, folder):\n    """Write folder/<day>.txt (making folder,'
+        ' relative to the working directory); return its path."""\n',
+        _d(
+            """
+            import io, os, tempfile, unittest
+            class T(unittest.TestCase):
+                def setUp(self):
+                    self.old, self.tmp = os.getcwd(), tempfile.TemporaryDirectory()
+                    os.chdir(self.tmp.name)
+                def tearDown(self):
+                    os.chdir(self.old)
+                    self.tmp.cleanup()
+                def test_write(self):
+                    self.assertEqual(report("d1", "out/daily"), "out/daily/d1.txt")
+            def check(candidate):
+                global report
+                report = candidate
+                r = unittest.TextTestRunner(stream=io.StringIO()).run(
+                    unittest.defaultTestLoader.loadTestsFromTestCase(T))
+                assert r.wasSuccessful(), r.failures + r.errors
+            """
+        ),
+        "report",
+        "    os.makedirs(folder, exist_ok=True)\n    path = f'{folder}/{day}.txt'\n"
+        "    open(path, 'w').close()\n    return path\n",
+        "failed",
+        "passed",
+        "strict scoring: the test may not remove or rename",
+    ),
 }
 
 _KEEP = 'import os, pathlib, shutil\n\n\ndef size(path):\n    """The size of the file at path, which stays as it is."""\n'

@@ -222,6 +222,13 @@ def guard(root: str) -> None:
     busy: list[bool] = []  # the hook's own opens are not checked again
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event in _REMOVALS and not busy and len(args) >= 2:
+            busy.append(True)
+            try:
+                _check_removal(root, args[0], args[_REMOVALS[event]])
+            finally:
+                busy.clear()
+            return
         if event != "open" or busy or len(args) != 3 or not isinstance(args[2], int):
             return
         if not isinstance(args[0], str | bytes | os.PathLike):
@@ -255,6 +262,39 @@ def _check_read(root: str, path: str) -> None:
         return
     if st.st_uid != os.getuid() and not st.st_mode & stat.S_IROTH:
         UNREADABLE.append(full)
+
+
+_REMOVALS = {"os.remove": 1, "os.rmdir": 1, "os.rename": 2, "os.replace": 2}
+"""Audit events that remove a name, and where each has the source's ``dir_fd``."""
+UNREMOVABLE: list[str] = []
+"""Names in the shared directory the test removed or renamed that the
+kernel refuses it: the candidate's own in a sticky directory, or any in a
+directory the candidate made. A ``PermissionError`` there is named (in one
+program the two are one user), even when the test's runner caught it."""
+
+
+def _check_removal(root: str, path: Any, dir_fd: Any) -> None:
+    if len(UNREMOVABLE) >= 100:
+        return
+    try:
+        name = os.fsdecode(path)
+        if os.path.isabs(name):
+            base = ""
+        elif type(dir_fd) is int and dir_fd >= 0:
+            base = os.readlink(f"/proc/self/fd/{dir_fd}")
+        else:
+            base = os.getcwd()
+        full = os.path.normpath(os.path.join(base, name))
+        if not full.startswith(root + os.sep):
+            return
+        parent, st = os.stat(os.path.dirname(full)), os.lstat(full)
+    except (OSError, TypeError, ValueError):
+        return
+    me = os.getuid()
+    if parent.st_uid != me and not parent.st_mode & stat.S_IWOTH:
+        UNREMOVABLE.append(full)  # a directory the candidate made
+    elif parent.st_mode & stat.S_ISVTX and st.st_uid != me and parent.st_uid != me:
+        UNREMOVABLE.append(full)  # the candidate's name in a sticky directory
 
 
 def _check_write(root: str, path: str, flags: int) -> None:

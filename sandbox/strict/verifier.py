@@ -103,7 +103,7 @@ def _failure(exc: BaseException, changed: list[str]) -> str:
     told = _told()
     if told is not None and not isinstance(exc, handles.Refused):
         return f"{told} (then {reason})"[:500]
-    theirs = unshared.candidate_file(exc)
+    theirs = unshared.candidate_file(exc) or unshared.removal()
     if theirs is not None:
         return f"{theirs} (then {reason})"[:500]
     first = handles.Refused.first or handle_use(exc, TEST_MODULE)

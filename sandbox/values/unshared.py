@@ -95,7 +95,21 @@ def candidate_file(exc: BaseException) -> str | None:
         return None
     if owner == os.getuid():
         return None
+    return _not_removed(name)
+
+
+def removal() -> str | None:
+    """The reason for a removal or rename of the test's that the kernel
+    refused on the candidate's file or directory (`sharedwd.UNREMOVABLE`),
+    noted as it was tried: named should the check fail, even when the
+    test's runner caught the ``PermissionError`` (a ``tearDown``'s
+    ``rmtree``)."""
+    return _not_removed(sharedwd.UNREMOVABLE[0]) if sharedwd.UNREMOVABLE else None
+
+
+def _not_removed(name: str) -> str:
     return (
         f"strict scoring: the test may not remove or rename {name[-200:]}, a file the "
-        "candidate's process made (in one program it is the test's own)"
+        "candidate's process made or one in a directory it made (in one program it is "
+        "the test's own)"
     )
