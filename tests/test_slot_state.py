@@ -157,7 +157,9 @@ def test_cpu_of_helpers_nobody_waits_for_counts() -> None:
     limits = Limits(cpu_s=LIMITS.cpu_s, wall_s=60.0, memory_mb=LIMITS.memory_mb)
     (out,) = _run_in_order(HELPERS_NOBODY_WAITS_FOR, limits=limits)
     assert out.status == "timeout" and "CPU budget" in out.reason, out
-    assert out.cpu_ms > 2000, out
+    # Counted past the budget (the parent itself spends next to none): how
+    # far past depends on when the stop lands on a loaded machine.
+    assert out.cpu_ms > limits.cpu_s * 1000, out
 
 
 def test_a_busy_candidate_cannot_pass_for_starved(tmp_path: Path) -> None:
