@@ -47,9 +47,10 @@ from .. import frames, protocol
 from ..isolation import layers, reaper, sharedwd, workdir
 from . import forkparent, harness
 
-PIDS = 32
-"""Tasks a verifier's cgroup admits besides itself: a check and the threads
-and processes its test starts."""
+PIDS = 48
+"""Tasks a verifier's cgroup admits besides itself: a check, the threads
+and processes its test starts, and the threads standing for the
+candidate's that call the test's code (`strict.lanes`, at most 16)."""
 CPU_MARGIN_S = 2
 """CPU seconds past a check's budget before the kernel ends its process."""
 RESULT_CAP = 256 * 1024

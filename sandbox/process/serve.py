@@ -59,6 +59,12 @@ _Exception = Exception
 _encode_frame = protocol.encode_frame
 _decoder = msgspec.msgpack.Decoder(protocol.ChannelMessage)  # type: ignore[var-annotated]
 _MUTABLE = frozenset(wire.MUTABLE)
+_getrecursionlimit = sys.getrecursionlimit
+_RecursionError = RecursionError
+_LOWERED = (
+    "a reply past the recursion limit of {}, lowered below the check's start: the"
+    " candidate's process runs deeper calls around the candidate's code than one program"
+)
 
 
 def run(program: str, channel: int) -> NoReturn:
@@ -380,6 +386,10 @@ class _Peer(sharing.Sharing):
     def _raised(self, exc: BaseException) -> object:
         if _type(exc) is wire.NotData:  # a value of ours that does not cross
             return ["e", wire.UNSENT, "", None, ["t", [_str(exc)[:200]]]]
+        limit = _getrecursionlimit()
+        if _isinstance(exc, _RecursionError) and limit < self.mirror.start[3]:
+            # Our own calls around the candidate's run deeper than one program's.
+            return ["e", wire.UNSENT, "", None, ["t", [_LOWERED.format(limit)]]]
         return self._exception(exc)
 
     def _exception(self, exc: BaseException) -> object:

@@ -10,12 +10,13 @@ while the thread that served the request waits for it: nothing runs side
 by side that did not before, only on the thread one program would use.
 
 The child names the asking thread (a number and a name) when it is not the
-thread that serves the test's requests; at most `MAX_LANES` are kept, and
-calls from threads past that run on the serving thread, as all did before
-lanes. While a lane's call is out, the candidate's process may end (the
-wall-clock backstop, when the call waits on something only the candidate's
-other threads would do, which here wait for the channel): the check fails
-with `GONE`, which names that.
+thread that serves the test's requests. At most `MAX_LANES` are kept: the
+one used longest ago is let go for a new one, never the serving thread in
+its place (a test that checks the thread its callback runs on is never
+answered from the main thread for a worker). While a lane's call is out,
+the candidate's process may end (the wall-clock backstop, when the call
+waits on something only the candidate's other threads would do, which here
+wait for the channel): the check fails with `GONE`, which names that.
 """
 
 from __future__ import annotations
@@ -29,12 +30,22 @@ from typing import Any
 
 from .outcomes import CandidateError, CandidateGone, told
 
-MAX_LANES = 32
+MAX_LANES = 16
 MAX_NAME = 200
 GONE = (
     "strict scoring: the test's code, called from a thread of the candidate's, was still"
     " running when the candidate's process ended (its other threads wait for the one"
     " channel; in one program they run side by side)"
+)
+
+NO_LANE = (
+    "strict scoring: more of the candidate's threads called the test's code at once"
+    f" than the {MAX_LANES} threads the verifier keeps to stand for them"
+)
+
+NO_THREAD = (
+    "strict scoring: the verifier could not start a thread to stand for one of the"
+    " candidate's threads that called the test's code (its tasks or memory are used up)"
 )
 
 _ident = _thread.get_ident
@@ -84,7 +95,8 @@ class _Lane:
     """One thread of the verifier's, standing for one of the candidate's."""
 
     def __init__(self, name: str) -> None:
-        self.jobs: list[Callable[[], None]] = []
+        self.jobs: list[Callable[[], None] | None] = []
+        self.busy = False
         self.ready = _lock()
         self.ready.acquire()
         self.thread = _Thread(target=self._loop, name=name, daemon=True)
@@ -93,7 +105,14 @@ class _Lane:
     def _loop(self) -> None:
         while True:
             self.ready.acquire()
-            self.jobs.pop()()
+            job = self.jobs.pop()
+            if job is None:
+                return  # let go of (`Lanes._let_go`)
+            job()
+
+    def end(self) -> None:
+        self.jobs.append(None)
+        self.ready.release()
 
 
 class Lanes:
@@ -127,8 +146,12 @@ class Lanes:
                 done.release()
 
         lane.jobs.append(job)
+        lane.busy = True  # set and cleared here: the lane may not run again before we do
         lane.ready.release()
-        self._wait(done)
+        try:
+            self._wait(done)
+        finally:
+            lane.busy = False
         ok, value = box[0]
         if not ok:
             raise value
@@ -145,18 +168,29 @@ class Lanes:
         ):
             raise CandidateError(told("the candidate's process sent a malformed message"))
         key, name = thread[0], thread[1][:MAX_NAME]
-        lane = self.lanes.get(key)
+        lane = self.lanes.pop(key, None)
         if lane is None:
             if len(self.lanes) >= MAX_LANES:
-                return None
+                self._let_go()
             try:
                 lane = _Lane(name)
-            except (RuntimeError, MemoryError):  # no thread to be had: the serving one
-                return None
-            self.lanes[key] = lane
+            except (RuntimeError, MemoryError):  # the check's tasks or memory are used up
+                raise CandidateError(told(NO_THREAD)) from None
         elif lane.thread.name != name:
             lane.thread.name = name  # renamed since, as one program's thread would be
+        self.lanes[key] = lane  # the most recently used last
         return lane
+
+    def _let_go(self) -> None:
+        """End the lane used longest ago that is not running the test's
+        code: its thread may have ended (the child's numbers are reused);
+        one still alive gets a fresh lane when it calls again."""
+        for key, lane in self.lanes.items():
+            if not lane.busy:
+                del self.lanes[key]
+                lane.end()
+                return
+        raise CandidateError(told(NO_LANE))
 
     def _wait(self, done: Any) -> None:
         """Until the lane's call is done; the child ending meanwhile (or

@@ -11,9 +11,13 @@ take (`mirror`'s facts), weighed in the verifier.
   check if the test's own code then logs to that logger.
 - ``sys.stdout`` or ``sys.stderr`` left replaced after the candidate's
   call answered: the test's streams stay its own.
+- A recursion limit lowered below the verifier's: the verifier's own
+  calls between the processes run deeper than one program's, and would
+  raise a ``RecursionError`` the test could take for the candidate's.
 
-For ``sys.path``, handlers and streams, a test whose code names them (``sys`` and ``path``;
-``signal`` or ``getsignal``) may check them, and its check would read the
+For ``sys.path``, handlers, streams and the recursion limit, a test whose
+code names them (``sys`` and ``path``; ``signal`` or ``getsignal``;
+``getrecursionlimit``) may check them, and its check would read the
 verifier's own: the check fails with the reason, whatever the test does
 after. Elsewhere the reason is only named should the check fail (an
 honest answer that leaves a plugin directory on ``sys.path`` where no test
@@ -41,6 +45,13 @@ def weigh(kind: str, name: str, names: set[str]) -> None:
         reason = (
             f"strict scoring: the candidate's code left sys.{name} replaced with a stream of "
             "its own, which the test's process does not take"
+        )
+    elif kind == "recursion":
+        looks = "getrecursionlimit" in names
+        reason = (
+            f"strict scoring: the candidate's code lowered the recursion limit to {name[:20]},"
+            " which the test's process does not take (its calls between the two processes"
+            " run deeper than one program's)"
         )
     elif kind == "path":
         looks = {"sys", "path"} <= names

@@ -53,6 +53,10 @@ MAX_HANDLES = 100_000
 MAX_NESTING = 200
 """Calls in flight between the two sides at once (a callback calling the
 candidate calling back...)."""
+STOPPED = (
+    "strict scoring: the candidate's call raised {}, which ends a loop of the test's"
+    " over its answers without a failure (an answer that computes nothing would pass)"
+)
 
 
 class Session(standins.Standins, callbacks.Callbacks):
@@ -287,7 +291,15 @@ class Session(standins.Standins, callbacks.Callbacks):
             )
         finally:
             self.opened.asked.remove(frame)
-        return self.answer(reply, codec, sent)
+        if op != "call":
+            return self.answer(reply, codec, sent)
+        try:
+            return self.answer(reply, codec, sent)
+        except (StopIteration, StopAsyncIteration) as exc:
+            # Ends a loop of the test's that maps the candidate (``zip(map(...))``,
+            # ``all(map(...))``) without a failure, in one program too.
+            name = type(exc).__name__
+            raise CandidateError(told(STOPPED.format(name))) from None
 
     def request(self, codec: wire.Codec, args: object, call: bool) -> object:
         """The tree of a request's ``args`` (a call's: ``(args, kwargs)``)."""

@@ -184,7 +184,12 @@ class Standins:
         if not issubclass(cls, Exception):
             return CandidateExit(_describe(type_name, args))
         try:
-            return cls(*args)
+            made = cls(*args)
+            if type(made) is cls:
+                return made
+            made = cls()  # ``OSError(2, ...)`` makes a FileNotFoundError: not what was raised
+            made.args = args
+            return made
         except Exception:
             pass
         try:  # a standard class whose constructor takes other arguments

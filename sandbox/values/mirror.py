@@ -133,7 +133,8 @@ def take(
     told of the ``threads`` fact; ``noted``: the reason to give should the
     check fail, for what one program shares and this model does not;
     ``left``: told of the ``random``, ``path``, ``signal`` and
-    ``logfilter`` facts, the state this side does not take)."""
+    ``logfilter`` facts and of a lowered recursion limit, the state this
+    side does not take)."""
     if _type(tree) is not list or _len(tree) != 10:
         return
     put, gone, cwd, dec, recursion, digits, mask, interp, caught, facts = tree
@@ -150,7 +151,10 @@ def take(
     if _type(cwd) is str and (cwd == shared or cwd.startswith(shared.rstrip("/") + "/")):
         world.quietly(os.chdir, cwd)
     if _type(recursion) is int and recursion > 0:
-        world.quietly(sys.setrecursionlimit, min(recursion, MAX_RECURSION))
+        if recursion < sys.getrecursionlimit():  # not taken: our calls run deeper
+            left("recursion", str(recursion))
+        else:
+            world.quietly(sys.setrecursionlimit, min(recursion, MAX_RECURSION))
     if _type(mask) is int and 0 <= mask <= 0o777:
         os.umask(mask | GUARD_MASK)
         if mask & GUARD_MASK != GUARD_MASK:

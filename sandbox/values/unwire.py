@@ -169,10 +169,14 @@ class Decoding:
             and t[2] in stdvalues.BUILTIN_TYPES
         ):
             return stdvalues.BUILTIN_TYPES[t[2]]
-        if kind in ("np", "nd"):
-            return stdvalues.numpy_value(t, self, depth)
-        if kind in stdvalues.STANDARD_KINDS:
-            return stdvalues.standard_value(t, self, depth)
+        if kind in ("np", "nd") or kind in stdvalues.STANDARD_KINDS:
+            build = stdvalues.numpy_value if kind in ("np", "nd") else stdvalues.standard_value
+            try:
+                return build(t, self, depth)
+            except (NotData, MemoryError):
+                raise
+            except Exception:  # the other side's tree, not a value this side can build
+                raise NotData(f"malformed {kind[:40]} value") from None
         if kind in ("keys", "values", "items") and _len(t) == 3 and _type(t[2]) is list:
             if kind == "values":
                 return {i: self.decode(x, depth + 1) for i, x in enumerate(t[2])}.values()
