@@ -28,12 +28,14 @@ import msgspec
 from .. import frames, protocol
 from ..values import (
     described,
+    idtap,
     kept,
     logtap,
     mirror,
     opened,
     plaincall,
     realclasses,
+    stdbases,
     warntap,
     wire,
     world,
@@ -114,6 +116,7 @@ class _Peer(sharing.Sharing):
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
+        idtap.install(lambda v: _type(v) is Proxy)
         self.kept = kept.Kept(self.codec)
         self.opened = opened.Opened()
         """Requests still being answered, each way (`opened`)."""
@@ -185,6 +188,10 @@ class _Peer(sharing.Sharing):
             cls: type = v  # type: ignore[assignment]
             if _issubclass(cls, _BaseException):
                 tree.append(described.exception_bases(cls, self.foreign))
+        elif _type(v) is not Proxy:
+            bases = stdbases.named(v)  # for the test's isinstance (`strict.stdfaces`)
+            if bases:
+                tree.append(bases)
         return tree
 
     def refer(self, t: list[Any]) -> object:
