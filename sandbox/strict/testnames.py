@@ -59,6 +59,7 @@ class Type(type, metaclass=_TypeMeta):
 
 
 Type.__name__ = Type.__qualname__ = "type"
+Type.__module__ = "builtins"  # repr(type) as the builtin's
 
 
 def class_of(x: Any) -> Any:
