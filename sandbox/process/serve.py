@@ -35,7 +35,6 @@ from ..values import (
     opened,
     plaincall,
     realclasses,
-    stdbases,
     warntap,
     wire,
     world,
@@ -189,7 +188,7 @@ class _Peer(sharing.Sharing):
             if _issubclass(cls, _BaseException):
                 tree.append(described.exception_bases(cls, self.foreign))
         elif _type(v) is not Proxy:
-            bases = stdbases.named(v)  # for the test's isinstance (`strict.stdfaces`)
+            bases = described.standard_bases(v)  # the test's isinstance (`strict.stdfaces`)
             if bases:
                 tree.append(bases)
         return tree
