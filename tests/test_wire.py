@@ -177,8 +177,8 @@ def test_a_log_record_crosses_as_its_attributes() -> None:
     assert "ValueError: bad" in got.exc_text
 
 
-@pytest.mark.parametrize("key", ["getMessage", "__init__", "_private", 3])
+@pytest.mark.parametrize("key", ["getMessage", "__init__", "_private", 3, "exc_info"])
 def test_a_log_record_naming_what_its_class_defines_is_not_data(key: Any) -> None:
-    fields = wire.Codec(_no_foreign, _no_refer).encode({key: "x", "msg": "m"})
+    fields = wire.Codec(_no_foreign, _no_refer).encode({key: ("x",), "msg": "m"})
     with pytest.raises(wire.NotData):
         wire.Codec(_no_foreign, _no_refer).decode(["x", "logrecord", fields])

@@ -53,4 +53,6 @@ def value(t: list[Any], codec: Any, depth: int, not_data: type[Exception]) -> An
     for key in fields:
         if _type(key) is not str or key.startswith("_") or _hasattr(_LogRecord, key):
             raise not_data("malformed log record")
+    if fields.get("exc_info") is not None:  # never sent (`tree`): its text is exc_text
+        raise not_data("malformed log record")
     return _make(fields)
