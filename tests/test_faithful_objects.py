@@ -609,15 +609,6 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
 
 # name: (prompt, test, entry, answer, strict status, official status, reason in strict)
 LIMITS: dict[str, tuple[str, str, str, str, str, str, str]] = {
-    "type() of an object of the program's": (
-        'class Node:\n    def __init__(self, v):\n        self.v = v\n\n\ndef make(v):\n    """Node(v)"""\n',
-        "def check(candidate):\n    assert candidate(3).v == 3\n    assert type(candidate(3)).__name__ == 'Node'\n",
-        "make",
-        "    return Node(v)\n",
-        "failed",
-        "passed",
-        "AssertionError",
-    ),
     "== of a memoryview": (
         'def view(b):\n    """a memoryview of b"""\n',
         "def check(candidate):\n    assert candidate(b'ab') == b'ab'\n",

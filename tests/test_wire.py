@@ -158,3 +158,27 @@ def test_a_plain_call_declines_trees_it_does_not_know() -> None:
         "t",
     ):
         assert plaincall.plain_call(tree) is None
+
+
+def test_a_log_record_crosses_as_its_attributes() -> None:
+    import logging
+
+    try:
+        raise ValueError("bad")
+    except ValueError:
+        import sys
+
+        record = logging.makeLogRecord(
+            {"name": "pay", "msg": "card %s", "args": ("4111",), "exc_info": sys.exc_info()}
+        )
+    got = crossed(record)
+    assert type(got) is logging.LogRecord and got is not record
+    assert got.getMessage() == "card 4111" and got.name == "pay" and got.exc_info is None
+    assert "ValueError: bad" in got.exc_text
+
+
+@pytest.mark.parametrize("key", ["getMessage", "__init__", "_private", 3, "exc_info"])
+def test_a_log_record_naming_what_its_class_defines_is_not_data(key: Any) -> None:
+    fields = wire.Codec(_no_foreign, _no_refer).encode({key: ("x",), "msg": "m"})
+    with pytest.raises(wire.NotData):
+        wire.Codec(_no_foreign, _no_refer).decode(["x", "logrecord", fields])

@@ -102,6 +102,8 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
         return _format(target, args)
     if name == "isinstance":
         return _isinstance(args, target)  # type: ignore[arg-type]
+    if name == "type":  # the object's own class (runs none of its code)
+        return _type(target)
     if name == "plain":
         return described.as_base(target)
     if name == "state":

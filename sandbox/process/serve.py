@@ -28,6 +28,7 @@ import msgspec
 from .. import frames, protocol
 from ..values import (
     described,
+    idtap,
     kept,
     logtap,
     mirror,
@@ -120,6 +121,7 @@ class _Peer(sharing.Sharing):
         self.nesting = 0
         self.fields = fields.Fields(self.ask)
         self.mirror = mirror.Mirror()
+        idtap.install(lambda v: _type(v) is Proxy)
         self.kept = kept.Kept(self.codec)
         self.opened = opened.Opened()
         """Requests still being answered, each way (`opened`)."""
@@ -191,6 +193,10 @@ class _Peer(sharing.Sharing):
             cls: type = v  # type: ignore[assignment]
             if _issubclass(cls, _BaseException):
                 tree.append(described.exception_bases(cls, self.foreign))
+        elif _type(v) is not Proxy:
+            bases = described.standard_bases(v)  # the test's isinstance (`strict.stdfaces`)
+            if bases:
+                tree.append(bases)
         return tree
 
     def refer(self, t: list[Any]) -> object:

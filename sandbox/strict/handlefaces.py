@@ -45,7 +45,7 @@ class Meta(type):
         return _SHOWN
 
 
-_FACES: dict[int, type] = {}
+_FACES: dict[tuple[int, tuple[type, ...]], type] = {}
 _MASK = sum(protocols.LACKS.values()) | sum(protocols.IS.values())
 
 
@@ -55,19 +55,35 @@ def _supported(*args: Any) -> Any:
     raise TypeError("a handle's face is not called")
 
 
-def face(flags: int, module: str) -> type:
-    """The face of a handle with these flags."""
-    key = flags & _MASK
+def face(flags: int, module: str, bases: tuple[type, ...] = ()) -> type:
+    """The face of a handle with these flags, derived from ``bases`` (the
+    verifier's own standard classes the program's class derives from,
+    `stdfaces`: ``isinstance(f, logging.Formatter)``)."""
+    key = (flags & _MASK, bases)
     made = _FACES.get(key)
     if made is None:
         body: dict[str, Any] = {"__slots__": (), "__module__": module}
         for name, bit in protocols.LACKS.items():
             body[name] = None if flags & bit else _supported
-        made = _FACES[key] = type("Handle", (), body)
+        made = _FACES[key] = _derived(body, bases)
         for abc, bit in protocols.IS.items():
             if flags & bit:
                 abc.register(made)  # type: ignore[attr-defined]
     return made
+
+
+def _derived(body: dict[str, Any], bases: tuple[type, ...]) -> type:
+    """A face class with as many of ``bases`` as Python lets one class
+    derive from at once (a class that refuses subclasses, or whose layout
+    or metaclass conflicts with those taken, is left out)."""
+    taken: tuple[type, ...] = ()
+    for base in bases:
+        try:
+            type("Handle", (*taken, base), dict(body))
+        except Exception:
+            continue
+        taken = (*taken, base)
+    return type("Handle", taken, body)
 
 
 class _Gated:

@@ -77,6 +77,8 @@ class Asker(Protocol):
 
     unfielded: set[tuple[str, str]]
     """(class name, attribute) to read with ``getattr``, not from the fields."""
+    stdbases: dict[int, tuple[type, ...]]
+    """The verifier's standard classes a handle's class derives from (`stdfaces`)."""
 
     def ask(self, ref: int, op: str, args: object = None) -> Any: ...
 
@@ -212,7 +214,8 @@ class Handle(metaclass=handlefaces.Meta):
             return handleasync.Coroutine
         if self._flags & GENERATOR:
             return types.GeneratorType
-        return self._base or handlefaces.face(self._flags, __name__)
+        std = self._session.stdbases.get(self._hid, ())
+        return self._base or handlefaces.face(self._flags, __name__, std)
 
     # attribute access, calls, iteration: forwarded
 

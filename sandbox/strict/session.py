@@ -26,6 +26,7 @@ from . import (
     sidebyside,
     skeleton,
     standins,
+    stdfaces,
     testrandom,
     twins,
     weakheld,
@@ -47,7 +48,7 @@ from .handles import (
 )
 from .outcomes import told
 
-_READS = frozenset({"plain", "state", "states", "fields"})
+_READS = frozenset({"plain", "state", "states", "fields", "type"})
 """Requests that only read a value (with the builtin type's own methods)."""
 MAX_HANDLES = 100_000
 MAX_NESTING = 200
@@ -101,6 +102,7 @@ class Session(standins.Standins, callbacks.Callbacks):
         seedings then (a test that seeds twice with one seed, around a call
         that drew, sets the state it had before; see `_random`)."""
         self.epoch = 0
+        self.stdbases: dict[int, tuple[type, ...]] = {}
         """See `handles.Asker.epoch`."""
         self.unread = 0
         """Answers of a stream (`answers`) the child will still send."""
@@ -198,6 +200,8 @@ class Session(standins.Standins, callbacks.Callbacks):
         kind = CoroutineHandle if flags & COROUTINE else Handle
         kind = AsyncIterHandle if flags & ASYNC_ITERABLE and kind is Handle else kind
         made = self.handles[hid] = kind(self, hid, flags, BASES.get(base), name[:200])
+        if len(t) == 6:  # the standard classes the program's class derives from
+            self.stdbases[hid] = stdfaces.bases(stdfaces.resolve(t[5]))
         if made._base is not None:
             # Read now, while the request that returned it is still timed:
             # work put off until the test looks at the value is the call's.

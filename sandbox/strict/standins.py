@@ -12,11 +12,10 @@ from __future__ import annotations
 import builtins
 import sys
 import weakref
-from collections.abc import Mapping
 from typing import Any
 
 from ..values import wire
-from . import fileowners
+from . import fileowners, stdfaces
 from .outcomes import CandidateError, CandidateExit, told
 
 
@@ -247,14 +246,8 @@ def standard_class(tree: list[Any], name: str, base: Any) -> Any:
     of its name derived from its nearest builtin base."""
     if len(tree) != 3 or type(tree[1]) is not str or type(tree[2]) is not str:
         raise wire.NotData("malformed exception class")
-    module = (
-        sys.modules.get(tree[1]) if tree[1].partition(".")[0] in sys.stdlib_module_names else None
-    )
-    found: Any = module
-    for part in tree[2].split(".") if module is not None else ["<none>"]:
-        names = getattr(found, "__dict__", None)  # no module's __getattr__ runs
-        found = names.get(part) if isinstance(names, Mapping) else None
-    if isinstance(found, type) and found.__module__ == tree[1]:
+    found = stdfaces.lookup(tree[1], tree[2])
+    if found is not None:
         return found
     key = (tree[1], tree[2], base if type(base) is str else "")
     made = _STANDARD.get(key)

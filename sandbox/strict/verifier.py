@@ -55,6 +55,7 @@ from . import (
     members,
     session,
     sidebyside,
+    testnames,
     testrandom,
     timers,
     weakheld,
@@ -244,6 +245,7 @@ class Verifier:
             raise
         except BaseException as exc:  # the child died, exited or refused a read
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
+        testnames.bind(scope, code.names)
         if talk.world is not None:
             talk.world.assigned.watch_globals(scope, sorted(code.rebound(first.names)))
         random.setstate(self.random_state)

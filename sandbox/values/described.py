@@ -13,7 +13,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import protocols, realclasses, stdexc, wire
+from . import protocols, realclasses, stdbases, stdexc, wire
 
 CALLABLE, ITERATOR, ITERABLE, DEFAULT_EQ, DEFAULT_HASH, ALWAYS_TRUE, EXC_CLASS, IS_CLASS = (
     1,
@@ -62,6 +62,8 @@ _FunctionType = types.FunctionType
 _mro = type.__dict__["__mro__"].__get__
 _bases = type.__dict__["__bases__"].__get__
 _builtin_name = realclasses.builtin_name
+standard_bases = stdbases.named
+"""The standard classes an object's class derives from (`stdbases`)."""
 _standard = realclasses.standard
 """A class's own bases and order, read from the type's slots: a metaclass's
 ``__mro__`` or ``__bases__`` property cannot make a class seem to derive

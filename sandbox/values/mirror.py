@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import filetap, heldstate, logfilters, logtap, settings, warntap, world
+from . import filetap, heldstate, idtap, logfilters, logtap, settings, warntap, world
 
 MAX_RECURSION = 100_000
 """The most recursion limit the verifier takes from the candidate."""
@@ -100,6 +100,8 @@ class Mirror:
             self.note(["logfilter", logfilters.FILTERED.pop()])
         while filetap.NOTED:
             self.note(["denied", filetap.NOTED.pop(0)])
+        while idtap.NOTED:
+            self.note(["id", idtap.NOTED.pop()])
         facts, self.facts = self.facts, []
         if now == self.agreed and not facts:
             return None
@@ -175,7 +177,8 @@ def _name(
     """The child's facts: ``["threads", ""]`` (one of its threads waited
     for another's request to the test's code) goes to ``contended``
     (`strict.sidebyside` weighs it); ``["logger", name]`` (its code gave
-    that logger a handler of its own) to ``noted``; ``["denied", path]``
+    that logger a handler of its own) and ``["id", ""]`` (`idtap`) to
+    ``noted``; ``["denied", path]``
     (the files rule refused its change of the test's file, `filetap`) to
     ``refuse``, which fails the check whatever either side does after; the
     state it does not hand over (`Mirror._held_facts`) to ``left``."""
@@ -192,6 +195,12 @@ def _name(
             fact[0] in ("random", "path", "signal", "logfilter", "stream") and _type(fact[1]) is str
         ):
             left(fact[0], fact[1][:200])
+        elif fact[0] == "id":
+            noted(
+                "strict scoring: the candidate's code took id() of the test's object, which in "
+                "the candidate's process is the id of a stand-in, not the test's id of it (in "
+                "one program they are one object)"
+            )
         elif fact[0] == "logger" and _type(fact[1]) is str:
             noted(
                 f"strict scoring: the candidate's code gave the logger {fact[1][:200]!r} a "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import datetime
 import ipaddress
+import logging
 import pathlib
 import re
 import subprocess
@@ -15,6 +16,8 @@ import sys
 import uuid
 import zoneinfo
 from typing import Any
+
+from . import logrecords
 
 MAX_DEPTH = 100
 MAX_NODES = 4_000_000
@@ -116,12 +119,15 @@ their own constructor (a path, a UUID, an IP address or network)."""
 _TEXT_NAMES = {t: name for name, t in BY_TEXT.items()}
 _Pattern = re.Pattern
 _Completed = subprocess.CompletedProcess
+_LogRecord = logging.LogRecord
 """A finished process's record (what a test's patched ``subprocess.run``
 returns): its arguments, return code and output, rebuilt as values."""
-STANDARD = frozenset({*TIMES, zoneinfo.ZoneInfo, *BY_TEXT.values(), slice, _Pattern, _Completed})
+STANDARD = frozenset(
+    {*TIMES, zoneinfo.ZoneInfo, *BY_TEXT.values(), slice, _Pattern, _Completed, _LogRecord}
+)
 STANDARD_KINDS = frozenset(
     {"timedelta", "timezone", "date", "time", "datetime", "zone", "text", "slice", "regex"}
-    | {"completed"}
+    | {"completed", "logrecord"}
 )
 MAX_TEXT = 4096
 """Characters of a path (and of a zone's key)."""
@@ -151,6 +157,8 @@ def standard_tree(v: Any, t: type, codec: Any, depth: int) -> object | None:
     if t is _Completed:
         fields = (v.args, v.returncode, v.stdout, v.stderr)
         return ["x", "completed", *(codec.encode(x, depth + 1) for x in fields)]
+    if t is _LogRecord:
+        return logrecords.tree(v, codec, depth)
     return time_tree(v, t, codec, depth)
 
 
@@ -163,6 +171,8 @@ def standard_value(t: list[Any], codec: Any, depth: int) -> Any:
         return _regex(t)
     if t[1] == "completed" and _len(t) == 6:
         return _Completed(*(codec.decode(x, depth + 1) for x in t[2:]))
+    if t[1] == "logrecord":
+        return logrecords.value(t, codec, depth, NotData)
     if t[1] != "text":
         return time_value(t)
     if _len(t) != 4 or _type(t[2]) is not str or t[2] not in BY_TEXT:
