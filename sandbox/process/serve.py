@@ -38,7 +38,7 @@ from ..values import (
     wire,
     world,
 )
-from . import childio, fields, operations, pins, sharing, stepped, watched
+from . import childio, fields, methods, operations, pins, sharing, stepped, watched
 from .proxy import Proxy
 
 _type = type
@@ -165,6 +165,9 @@ class _Peer(sharing.Sharing):
         argument to the test's callback) as a value, the test's own as itself."""
         if _type(v) is Proxy:
             return ["v", v._vid]
+        stands = methods.standing_for(v)
+        if stands is not None:  # the test's function set on a class of the program's
+            return ["v", stands._vid]
         if _issubclass(_type(v), _Exception) and self.nesting < 4:
             return self._exception(v)  # type: ignore[arg-type]
         vid = self.driven_ids.get(_id(v))

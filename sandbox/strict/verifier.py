@@ -50,6 +50,7 @@ from ..process import checkfork
 from ..values import unshared, wire, world
 from . import (
     answers,
+    autospecs,
     handles,
     measures,
     members,
@@ -399,6 +400,7 @@ def _warm() -> None:
     for name in WARM:
         importlib.import_module(name)
     world.prepare()
+    autospecs.prepare()
     measures.prepare()
     unshared.prepare()
 
