@@ -246,7 +246,7 @@ class Verifier:
         except BaseException as exc:  # the child died, exited or refused a read
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         if talk.world is not None:
-            talk.world.assigned.watch_globals(scope, sorted(code.rebound(first.names)))
+            talk.world.assigned.watch_globals(scope, sorted(code.rebound(first.names, prelude)))
         random.setstate(self.random_state)
         talk.random_state = testrandom.state()
         talk.seeds, talk.uses = testrandom.seedings()
