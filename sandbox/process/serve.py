@@ -34,6 +34,7 @@ from ..values import (
     opened,
     plaincall,
     realclasses,
+    running,
     warntap,
     wire,
     world,
@@ -215,6 +216,7 @@ class _Peer(sharing.Sharing):
         self.take_turn()
         try:
             shared: list[Any] = []
+            steps: running.Steps = []
             if op not in _QUIET:  # the test's code may run: it sees the writes
                 self.fields.flush()
                 if self.fields.lent.lent:
@@ -222,7 +224,8 @@ class _Peer(sharing.Sharing):
                 self.fields.clear()
                 self.hand_back()
                 shared = self.kept.changes_in_call()
-            return self._ask(ref, op, args, shared)
+                steps = running.in_step(self.opened.serving, self.kept.index)
+            return self._ask(ref, op, args, shared, steps)
         finally:
             self.turn.release()
 
@@ -365,7 +368,7 @@ class _Peer(sharing.Sharing):
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
             before = kept.counts(codec.memo)
-            value = self._performed(op, args, codec)
+            value = self._performed(op, args, codec, snaps)
             tree = codec.encode(value)
             value = None
             self.held = codec.memo, kept.held(codec.memo, before, self.kept, op.op in kept.ANSWERS)
