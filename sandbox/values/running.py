@@ -39,6 +39,8 @@ Steps = list[tuple[int, list[int]]]
 """The open calls in step: each one's number and its containers' numbers."""
 
 
+RESIZED_MOST = 256
+"""Containers of calls past the bound whose size is looked at, at a callback."""
 PAST = -1
 """The call number of a ``running`` item saying that a container of a call
 past the bound (not in step) changed size since the call began."""
@@ -46,37 +48,44 @@ past the bound (not in step) changed size since the call began."""
 
 def in_step(frames: list[Frame], held: dict[int, int]) -> Steps:
     """The open calls' containers kept in step (all but the kept ones),
-    outermost first, while they hold at most `kept.IN_STEP` items in all;
+    outermost first, while they and their items number at most
+    `kept.IN_STEP` in all (so the walk itself stops there);
     ``(PAST, [])`` last where a container of a call past that changed size."""
     out: Steps = []
-    total = 0
+    budget = kept.IN_STEP
     for f, frame in enumerate(frames):
-        numbers = _containers(frame, held)
-        total += sum(_len(frame.memo[j]) for j in numbers)
-        if total > kept.IN_STEP:
-            if any(_resized(g, held) for g in frames[f:]):
-                out.append((PAST, []))
-            break
+        memo, numbers = frame.memo, []
+        for j in range(frame.sent):
+            v = memo[j]
+            if _type(v) in _MUTABLE and _id(v) not in held:
+                budget -= _len(v) + 1
+                if budget < 0:
+                    if _resized(frames[f:], held):
+                        out.append((PAST, []))
+                    return out
+                numbers.append(j)
         if numbers:
             out.append((f, numbers))
     return out
 
 
-def _containers(frame: Frame, held: dict[int, int]) -> list[int]:
-    memo = frame.memo
-    return [j for j in range(frame.sent) if _type(memo[j]) in _MUTABLE and _id(memo[j]) not in held]
-
-
-def _resized(frame: Frame, held: dict[int, int]) -> bool:
-    """Does a container of ``frame`` hold more or fewer items than when the
-    call began (its length against its snapshot's: no item compared)?"""
-    snaps = frame.snaps
-    if snaps is None:
-        return False
-    for j in _containers(frame, held):
-        v = frame.memo[j]
-        if _len(snaps[j]) != (2 * _len(v) if isinstance(v, dict) else _len(v)):  # type: ignore[arg-type]
-            return True
+def _resized(frames: list[Frame], held: dict[int, int]) -> bool:
+    """Does one of the first `RESIZED_MOST` containers of ``frames`` hold
+    more or fewer items than when its call began (its length against its
+    snapshot's: no item compared)?"""
+    most = RESIZED_MOST
+    for frame in frames:
+        memo, snaps = frame.memo, frame.snaps
+        for j in range(frame.sent if snaps is not None else 0):
+            v = memo[j]
+            if _type(v) not in _MUTABLE or _id(v) in held:
+                continue
+            size = 2 * _len(v) if isinstance(v, dict) else _len(v)
+            if _len(snaps[j]) != size:  # type: ignore[arg-type,index]
+                return True
+            most -= 1
+            if most <= 0:
+                return False
     return False
 
 
@@ -134,8 +143,9 @@ def take(frames: list[Frame], items: object, codec: wire.Codec) -> Steps:
                 or _type(frame.memo[j]) not in _MUTABLE
             ):
                 raise wire.NotData("an unknown container of a running call")
-        refill(frame, changes, codec)
-        agree(frame, numbers)
+        refilled = refill(frame, changes, codec)
+        snaps = frame.snaps  # agreed: what was refilled, and what had no snapshot yet
+        agree(frame, [j for j in numbers if snaps is None or snaps[j] is None or j in refilled])
         steps.append((f, numbers))
     return steps
 
@@ -173,10 +183,11 @@ def take_answer(frames: list[Frame], steps: Steps, items: object, codec: wire.Co
         agree(frame, numbers)
 
 
-def refill(frame: Frame, changes: object, codec: wire.Codec) -> None:
-    """Refill ``frame``'s containers from ``[[j, contents], ...]``."""
+def refill(frame: Frame, changes: object, codec: wire.Codec) -> set[int]:
+    """Refill ``frame``'s containers from ``[[j, contents], ...]``; their numbers."""
     if _type(changes) is not _list:
         raise wire.NotData("malformed running calls")
+    done: set[int] = set()
     for change in changes:
         if _type(change) is not _list or _len(change) != 2 or _type(change[0]) is not _int:
             raise wire.NotData("malformed running calls")
@@ -184,3 +195,5 @@ def refill(frame: Frame, changes: object, codec: wire.Codec) -> None:
         if not 0 <= j < frame.sent or _type(frame.memo[j]) not in _MUTABLE:
             raise wire.NotData("an unknown container of a running call")
         codec.refill(frame.memo[j], change[1])
+        done.add(j)
+    return done
