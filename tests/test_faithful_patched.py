@@ -3,7 +3,9 @@ single program judges it: a function of the program's the test replaces
 through its globals (``mock.patch.dict(globals(), ...)``), and a test's
 subclass of a standard value type that only adds class helpers (a
 ``FakeDate`` with its own ``today``), whose objects the candidate's code
-computes with, a standard value or a standard module's exception that a
+computes with, a class the prompt imports that the test replaces through
+its globals with a frozen clock's class, a method of the prompt's class
+patched with ``autospec`` (called with the candidate's instance first), a standard value or a standard module's exception that a
 patched function gives the candidate's code. ``LIMITS``: an exception of
 a library's class (not a standard module's) that the test's code raises
 into the candidate's (its ``except`` clause on that class does not catch
@@ -150,6 +152,54 @@ SHAPES: dict[str, tuple[str, str, str, str, str]] = {
         "    try:\n        p = subprocess.run([tool, '--version'], capture_output=True, text=True,"
         " check=True)\n    except subprocess.CalledProcessError as e:\n"
         "        return f'exit {e.returncode}: {e.output}'\n    return p.stdout.strip()\n",
+    ),
+    "a class the prompt imports, replaced through the test's globals by a frozen clock": (
+        "from datetime import datetime, timezone\n\n\ndef in_force(start, end):\n"
+        '    """Is start <= datetime.now(timezone.utc) < end?"""\n',
+        _d(
+            """
+            from unittest import mock
+            from datetime import datetime, timezone
+            def frozen(at):
+                class Frozen(datetime):
+                    @classmethod
+                    def now(cls, tz=None):
+                        return at if tz is None else at.astimezone(tz)
+                return Frozen
+            def check(candidate):
+                a = datetime(2024, 6, 1, 12, tzinfo=timezone.utc)
+                b = datetime(2024, 6, 2, tzinfo=timezone.utc)
+                with mock.patch.dict(globals(), {"datetime": frozen(a)}):
+                    assert candidate(a, b) is True
+                with mock.patch.dict(globals(), {"datetime": frozen(b)}):
+                    assert candidate(a, b) is False
+            """
+        ),
+        "in_force",
+        "    return start <= datetime.now(timezone.utc) < end\n",
+        "    return start <= datetime.now(timezone.utc) <= end\n",
+    ),
+    "a method of the prompt's class patched with autospec, called on the candidate's instance": (
+        "class Gateway:\n    def __init__(self, merchant):\n        self.merchant = merchant\n\n"
+        "    def charge(self, token, cents):\n        raise RuntimeError('no network')\n\n\n"
+        "def charge_all(merchant, tokens):\n"
+        '    """Gateway(merchant).charge(token, 100) for each token; the list of answers."""\n',
+        _d(
+            """
+            from unittest import mock
+            def check(candidate):
+                with mock.patch.object(Gateway, "charge", autospec=True,
+                                       side_effect=lambda self, token, cents: token * 2) as charge:
+                    assert candidate("m-42", ["a", "b"]) == ["aa", "bb"]
+                assert charge.call_count == 2
+                first = charge.call_args_list[0].args[0]
+                assert isinstance(first, Gateway) and first.merchant == "m-42"
+                assert charge.call_args_list[1].args[1:] == ("b", 100)
+            """
+        ),
+        "charge_all",
+        "    gw = Gateway(merchant)\n    return [gw.charge(t, 100) for t in tokens]\n",
+        "    gw = Gateway(merchant)\n    return [gw.charge(t, 10) for t in tokens]\n",
     ),
 }
 

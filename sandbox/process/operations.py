@@ -13,7 +13,8 @@ import copy
 from typing import Any
 
 from .. import protocol
-from ..values import arith, asyncrun, described, fieldsof
+from ..values import arith, asyncrun, described, fieldsof, signature
+from . import methods
 
 _type = type
 _len = len
@@ -30,6 +31,7 @@ _isinstance = isinstance
 _run_coroutine = asyncrun.run_nested
 _copy = copy.copy
 _deepcopy = copy.deepcopy
+_signature = signature.describe
 
 
 _sent: dict[str, tuple[int, set[int]]] = {}
@@ -76,8 +78,9 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
         return [made, None if _isinstance(made, type) else described.state(made)]
     if name == "getattr":
         return _getattr(target, args)
-    if name == "setattr":
-        return _setattr(target, args[0], args[1])
+    if name == "setattr":  # a test's function set on a class binds there
+        value = methods.as_method(args[2:], args[1]) if _isinstance(target, type) else args[1]
+        return _setattr(target, args[0], value)
     if name == "delattr":
         return _delattr(target, args)
     if name == "iter":
@@ -100,6 +103,8 @@ def perform(scope: dict[str, object], objects: list[object], op: protocol.Op, ar
         return _repr(target)
     if name == "format":
         return _format(target, args)
+    if name == "signature":  # ``inspect.signature``, as data (`strict.autospecs`)
+        return _signature(target)
     if name == "isinstance":
         return _isinstance(args, target)  # type: ignore[arg-type]
     if name == "type":  # the object's own class (runs none of its code)

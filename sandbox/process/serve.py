@@ -35,11 +35,12 @@ from ..values import (
     opened,
     plaincall,
     realclasses,
+    running,
     warntap,
     wire,
     world,
 )
-from . import childio, fields, operations, pins, sharing, stepped, watched
+from . import childio, fields, methods, operations, pins, sharing, stepped, watched
 from .proxy import Proxy
 
 _type = type
@@ -173,6 +174,9 @@ class _Peer(sharing.Sharing):
         argument to the test's callback) as a value, the test's own as itself."""
         if _type(v) is Proxy:
             return ["v", v._vid]
+        stands = methods.standing_for(v)
+        if stands is not None:  # the test's function set on a class of the program's
+            return ["v", stands._vid]
         if _issubclass(_type(v), _Exception) and self.nesting < 4:
             return self._exception(v)  # type: ignore[arg-type]
         vid = self.driven_ids.get(_id(v))
@@ -224,6 +228,7 @@ class _Peer(sharing.Sharing):
         self.take_turn()
         try:
             shared: list[Any] = []
+            steps: running.Steps = []
             if op not in _QUIET:  # the test's code may run: it sees the writes
                 self.fields.flush()
                 if self.fields.lent.lent:
@@ -231,7 +236,8 @@ class _Peer(sharing.Sharing):
                 self.fields.clear()
                 self.hand_back()
                 shared = self.kept.changes_in_call()
-            return self._ask(ref, op, args, shared)
+                steps = running.in_step(self.opened.serving, self.kept.index)
+            return self._ask(ref, op, args, shared, steps)
         finally:
             self.turn.release()
 
@@ -374,7 +380,7 @@ class _Peer(sharing.Sharing):
             args = codec.decode(op.args)
             snaps = wire.snapshot(codec.memo)
             before = kept.counts(codec.memo)
-            value = self._performed(op, args, codec)
+            value = self._performed(op, args, codec, snaps)
             tree = codec.encode(value)
             value = None
             self.held = codec.memo, kept.held(codec.memo, before, self.kept, op.op in kept.ANSWERS)

@@ -13,7 +13,7 @@ import threading
 from typing import Any, NoReturn
 
 from .. import protocol
-from ..values import kept, lent, opened, wire, world
+from ..values import kept, lent, opened, running, wire, world
 from . import childio, fields
 
 _type = type
@@ -57,13 +57,23 @@ class Sharing:
     def perform(self, op: protocol.Op, args: Any) -> Any:
         raise NotImplementedError
 
-    def _ask(self, ref: int, op: str, args: object, shared: list[Any] | None = None) -> Any:
+    def _ask(
+        self,
+        ref: int,
+        op: str,
+        args: object,
+        shared: list[Any] | None = None,
+        steps: running.Steps | None = None,
+    ) -> Any:
         """Send a request and serve the verifier's until its reply comes;
         ``shared`` is what the candidate's code changed in the containers
-        both sides hold, for the test's code to see."""
+        both sides hold, for the test's code to see; ``steps`` the test's
+        calls still running whose containers are brought in step with it
+        (`running`)."""
         codec = self.codec()
         payload = codec.encode(args)
         sent = _len(codec.memo)
+        moving = running.outgoing(self.opened.serving, steps, self.codec()) if steps else []
         out, err = self.out.take(), self.err.take()
         self.send_logs()
         cap = childio.redirected(self.out, self.err) if op == "call" else 0
@@ -77,6 +87,7 @@ class Sharing:
                 shared=shared or [],
                 capture=cap,
                 thread=None if ref == world.REF else self.asker(),
+                running=moving,
             )
         )
         frame = opened.Frame(codec.memo, codec.ids)
@@ -94,6 +105,8 @@ class Sharing:
                 codec.refill(codec.memo[n], tree)
         if msg.shared:
             self.kept.apply(msg.shared)
+        if steps:
+            running.take_answer(self.opened.serving, steps, msg.running, self.codec())
         if msg.kept:  # the test's code holds them on: so do we
             self.kept.take(msg.kept, codec.memo)
         if not msg.ok:
@@ -151,13 +164,15 @@ class Sharing:
             return protocol.Reply(ok=False, value=self._raised(exc))
         return protocol.Reply(ok=True, value=found, shared=shared)
 
-    def _performed(self, op: protocol.Op, args: Any, codec: wire.Codec) -> Any:
+    def _performed(
+        self, op: protocol.Op, args: Any, codec: wire.Codec, snaps: list[object] | None = None
+    ) -> Any:
         """`perform`, with the request open (`opened`) while the candidate's
         code runs: a container it was sent that it hands on to the test's
         code is the test's own there."""
         if self.streaming:
             return self.perform(op, args)
-        frame = opened.Frame(codec.memo, codec.ids)
+        frame = opened.Frame(codec.memo, codec.ids, snaps)
         self.opened.serving.append(frame)
         try:
             return self.perform(op, args)

@@ -67,6 +67,11 @@ class Op(msgspec.Struct, frozen=True, tag="op", array_like=True):
     threads other than the one serving the verifier: ``[number, name]`` of
     that thread, for the verifier to run the test's code on a thread of its
     own standing for it (`strict.lanes`)."""
+    running: list[Any] = []
+    """From the child, asking the test's code while calls of the test's are
+    running: ``[f, [j, ...], [[j, tree], ...]]`` for each such call ``f``
+    whose containers ``j`` are kept in step, with those the candidate's code
+    changed since the sides last agreed (see `running`)."""
 
 
 class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
@@ -85,6 +90,10 @@ class Reply(msgspec.Struct, frozen=True, tag="reply", array_like=True):
     holds, for both sides to keep in sync from now on (see `kept`)."""
     shared: list[Any] = []
     """``[k, tree]`` of each kept container the answering side changed."""
+    running: list[Any] = []
+    """From the verifier, answering the child's `Op` that named calls in
+    step (its ``running``): ``[f, [[j, tree], ...]]`` of the containers of
+    those calls the test's code changed meanwhile."""
 
 
 class Logged(msgspec.Struct, frozen=True, tag="logged", array_like=True):

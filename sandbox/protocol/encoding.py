@@ -23,7 +23,7 @@ def encode_frame(msg: object) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-_TREES = frozenset({"args", "value", "writeback", "names", "shared"})
+_TREES = frozenset({"args", "value", "writeback", "names", "shared", "running"})
 """The fields of a channel message that hold value trees (see `wire`)."""
 
 

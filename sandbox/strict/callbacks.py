@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from .. import protocol
-from ..values import kept, lent, mirror, opened, stdexc, wire, world
+from ..values import kept, lent, mirror, opened, running, stdexc, wire, world
 from . import lanes, leftstate, passedon, sidebyside, testobjects, weakheld
 from .outcomes import CandidateError, Refused, told
 
@@ -25,6 +25,13 @@ KEPT_CLASH = (
     f" both hold within one call, which holds more than {kept.IN_STEP} items with the"
     " others they hold (such containers are brought in step only at the call's start"
     " and end)"
+)
+
+RUNNING_PAST = (
+    "strict scoring: the candidate's code changed a container of the test's call still"
+    " running and then called the test's code, which does not see that change: the"
+    f" call's containers hold more than {kept.IN_STEP} items in all (such containers"
+    " are brought in step only at the call's start and end)"
 )
 
 
@@ -83,6 +90,7 @@ class Callbacks:
         if op.ref == world.REF and op.op == "keepfield":
             return protocol.Reply(ok=True, value=["l", self._keep_fields(op.args)])
         self._take_shared(op.shared)
+        steps = self._take_running(op.running)
         codec = self.codec()
         snaps: list[object] = []
         before: list[int] = []
@@ -106,13 +114,13 @@ class Callbacks:
             tree = codec.encode(value)
             value = None  # the arguments stay: a mock holds what it was called with
             writeback = codec.writeback(snaps)
-            return self._reply(tree, writeback, codec, before, op.op in kept.ANSWERS)
+            return self._reply(tree, writeback, codec, before, op.op in kept.ANSWERS, steps)
         except Exception as exc:  # the test's own code raised: the child gets it
             try:  # what the test's code changed before it raised
                 changed = codec.writeback(snaps, raised=True)
             except Exception:
                 changed = []
-            return self._reply(self._exc_tree(exc, codec), changed, codec, before, None)
+            return self._reply(self._exc_tree(exc, codec), changed, codec, before, None, steps)
 
     def _take_shared(self, items: object) -> None:
         """What the candidate's code changed in the containers both sides
@@ -125,6 +133,19 @@ class Callbacks:
             if self.kept.clashed:
                 told(KEPT_CLASH)
 
+    def _take_running(self, items: object) -> running.Steps:
+        """What the candidate's code changed in the containers of the test's
+        calls still running, before the test's code runs (`running`)."""
+        if not items:
+            return []
+        try:
+            steps = running.take(self.opened.asked, items, self.codec())
+        except (wire.NotData, TypeError) as exc:
+            raise CandidateError(told(f"the candidate sent {exc}")) from None
+        if (running.PAST, []) in steps:
+            Refused.note(RUNNING_PAST)  # named should the check fail
+        return steps
+
     def _reply(
         self,
         tree: object,
@@ -132,6 +153,7 @@ class Callbacks:
         codec: wire.Codec,
         before: list[int],
         answer: bool | None,
+        steps: running.Steps,
     ) -> protocol.Reply:
         """The reply to the child's request (``answer`` None: the test's
         code raised; else whether its answer is a value the test's code may
@@ -144,6 +166,7 @@ class Callbacks:
             if before or (answer and codec.memo):
                 held = kept.held(codec.memo, before, self.kept, bool(answer))
             shared = self.kept.changes_in_call()
+            moved = running.answer(self.opened.asked, steps, self.codec()) if steps else []
         except wire.NotData:
             return protocol.Reply(ok=False, value=["e", "Exception", "", None, ["t", []]])
         if not self.kept.take(held, codec.memo) or self.kept.full:
@@ -152,7 +175,12 @@ class Callbacks:
             # in each of thousands of calls): named should the check fail.
             Refused.note(KEPT_FULL)
         return protocol.Reply(
-            ok=answer is not None, value=tree, writeback=writeback, kept=held, shared=shared
+            ok=answer is not None,
+            value=tree,
+            writeback=writeback,
+            kept=held,
+            shared=shared,
+            running=moved,
         )
 
     def _keep_fields(self, tree: object) -> list[int]:

@@ -237,7 +237,8 @@ class Handle(metaclass=handlefaces.Meta):
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._ask("setattr", [name, value])
+        binds = [True] if isinstance(value, types.FunctionType) else []  # on a class: a method
+        self._ask("setattr", [name, value, *binds])
 
     def __delattr__(self, name: str) -> None:
         self._ask("delattr", name)

@@ -6,7 +6,7 @@ candidate redefines them. No candidate object is ever compiled or run here.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import CodeType, FunctionType
 from typing import Any
 
@@ -60,14 +60,17 @@ class Compiled:
         self.globals = set().union(*(assigned.stored(c, assigned.GLOBALS) for c in codes))
         """Global names the test's functions rebind."""
 
-    def rebound(self, names: list[Any]) -> set[str]:
+    def rebound(self, names: list[Any], prompt: Iterable[str] = ()) -> set[str]:
         """The globals the test may rebind for the program too: the ones its
         functions assign, and, where it reaches its globals as a dict
         (``mock.patch.dict(globals(), ...)``, ``globals()[name] = ...``),
-        the names the program defines (``names``: `protocol.Loaded`'s)."""
+        the names the program defines (``names``: `protocol.Loaded`'s) and
+        the ones the prompt binds (``prompt``: an imported ``datetime``
+        the test replaces with a frozen clock's class)."""
         out = set(self.globals)
         if "globals" in self.names:
             out |= {n[0] for n in names if type(n) is list and n and type(n[0]) is str}
+            out |= {n for n in prompt if not n.startswith("__")}
         return out
 
 

@@ -50,6 +50,7 @@ from ..process import checkfork
 from ..values import unshared, wire, world
 from . import (
     answers,
+    autospecs,
     handles,
     measures,
     members,
@@ -247,7 +248,7 @@ class Verifier:
             return result("failed", f"the candidate's names could not be read: {_reason(exc)}")
         testnames.bind(scope, code.names)
         if talk.world is not None:
-            talk.world.assigned.watch_globals(scope, sorted(code.rebound(first.names)))
+            talk.world.assigned.watch_globals(scope, sorted(code.rebound(first.names, prelude)))
         random.setstate(self.random_state)
         talk.random_state = testrandom.state()
         talk.seeds, talk.uses = testrandom.seedings()
@@ -401,6 +402,7 @@ def _warm() -> None:
     for name in WARM:
         importlib.import_module(name)
     world.prepare()
+    autospecs.prepare()
     measures.prepare()
     unshared.prepare()
 

@@ -29,15 +29,18 @@ _type = type
 
 
 class Frame:
-    """One open exchange: its containers, in the wire's numbering, and how
-    many of them the request itself carried (the rest are its answer's)."""
+    """One open exchange: its containers, in the wire's numbering, how
+    many of them the request itself carried (the rest are its answer's),
+    and what they held when the two sides last agreed (``snaps``, by
+    number, where they are kept in step at callbacks: `running`)."""
 
-    __slots__ = ("ids", "memo", "sent")
+    __slots__ = ("ids", "memo", "sent", "snaps")
 
-    def __init__(self, memo: list[Any], ids: dict[int, int]) -> None:
+    def __init__(self, memo: list[Any], ids: dict[int, int], snaps: Any = None) -> None:
         self.memo = memo
         self.ids = ids
         self.sent = _len(memo)
+        self.snaps: list[object] | None = snaps
 
 
 class Opened:
