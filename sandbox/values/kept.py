@@ -233,7 +233,7 @@ def held(memo: list[Any], before: list[int], table: Kept, answer: bool) -> list[
     table already holds are left out."""
     last = _len(memo) if answer else _len(before)  # else the arguments alone
     inner: dict[int, int] = _inner(memo) if last > _len(before) else {}
-    known = {_id(o) for o in table.objects}
+    known = table.index  # the held containers' ids, kept as they are added
     out: list[int] = []
     for n in range(last):
         o = memo[n]
@@ -247,7 +247,7 @@ def held(memo: list[Any], before: list[int], table: Kept, answer: bool) -> list[
     return _within(memo, out, known)
 
 
-def _within(memo: list[Any], out: list[int], known: set[int]) -> list[int]:
+def _within(memo: list[Any], out: list[int], known: dict[int, int]) -> list[int]:
     """``out`` and the request's containers inside them, at any depth: a
     list inside a kept dict is shared through it (``config["words"]``)."""
     number = {_id(o): n for n, o in enumerate(memo)}
