@@ -13,6 +13,7 @@ import msgspec
 from aioeval.errors import SandboxError
 from aioeval.sandbox import protocol
 from aioeval.sandbox.protocol import Call, Checked, Outcome, Program, Task
+from aioeval.sandbox.protocol.served import ceiling_s
 
 from . import _served
 from ._process import BASE_ENV, TEMPLATE, VERIFIER, Process, remove_cgroups
@@ -299,10 +300,11 @@ class Slot:
             # a fresh link (the template's end of the old one is spoken for).
             self.broken = True
             return child
-        # The verifier ends a check past its CPU budget, or past its budget
-        # and the wall-clock limit; one still silent after that is stuck.
+        # The verifier ends a check past its CPU budget (with its allowance,
+        # at most the ceiling), or past that and the wall-clock limit; one
+        # still silent after that is stuck.
         limits = self.pool.limits.for_task(task.cpu_s)
-        budget = limits.cpu_s + limits.wall_s
+        budget = ceiling_s(limits.cpu_s) + limits.wall_s
         with anyio.move_on_after(budget + VERIFIER_GRACE_S):
             check = self._judged(job_id, await verifier.frame())
             over = _served.over_share(child, check, limits.cpu_s)
