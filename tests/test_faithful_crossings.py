@@ -1,6 +1,6 @@
 """Checks whose cost in strict scoring is the calls between the test's
 process and the candidate's: an audit trail the test holds that the
-candidate's decorator appends to at each of thousands of calls is judged
+candidate's decorator appends to at each of 2,500 calls is judged
 within the default budget, as the single program judges it (each call
 sends the trail's new entry, not the whole trail); a candidate that floods
 the test's callback, or spins without calling at all, still times out, the
@@ -22,7 +22,8 @@ _AUDITED = _d(
     '''
     def audited(trail):
         """Decorator factory: each call of the decorated function appends
-        (its name, its args tuple) to the list `trail`."""
+        (its number, its name, its args tuple, "ok", its result) to the
+        list `trail`."""
     '''
 )
 _AUDIT_TEST = _d(
@@ -34,20 +35,20 @@ _AUDIT_TEST = _d(
         def bump(i, step):
             return i + step
 
-        for i in range(2000):
+        for i in range(2500):
             assert bump(i, 1) == i + 1
-        assert len(trail) == 2000 and trail[-1] == ("bump", (1999, 1))
+        assert len(trail) == 2500 and trail[-1] == (2499, "bump", (2499, 1), "ok", 2500)
     """
 )
 _AUDIT_RIGHT = (
-    "    def deco(fn):\n        def wrapper(*args):\n"
-    "            trail.append((fn.__name__, args))\n            return fn(*args)\n"
-    "        return wrapper\n    return deco\n"
+    "    def deco(fn):\n        def wrapper(*args):\n            result = fn(*args)\n"
+    '            trail.append((len(trail), fn.__name__, args, "ok", result))\n'
+    "            return result\n        return wrapper\n    return deco\n"
 )
 _AUDIT_WRONG = (
-    "    def deco(fn):\n        def wrapper(*args):\n"
-    "            trail.append((fn.__name__, args[:1]))\n            return fn(*args)\n"
-    "        return wrapper\n    return deco\n"
+    "    def deco(fn):\n        def wrapper(*args):\n            result = fn(*args)\n"
+    '            trail.append((len(trail), fn.__name__, args[:1], "ok", result))\n'
+    "            return result\n        return wrapper\n    return deco\n"
 )
 # name: (prompt, test, entry, answer)
 _ENDLESS = {
