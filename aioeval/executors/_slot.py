@@ -13,7 +13,9 @@ import msgspec
 from aioeval.errors import SandboxError
 from aioeval.sandbox import protocol
 from aioeval.sandbox.protocol import Call, Checked, Outcome, Program, Task
+from aioeval.sandbox.protocol.served import ceiling_s
 
+from . import _served
 from ._process import BASE_ENV, TEMPLATE, VERIFIER, Process, remove_cgroups
 
 
@@ -289,20 +291,26 @@ class Slot:
             # a test that a candidate's values may have sent into a slow loop.
             with anyio.move_on_after(VERIFIER_GRACE_S):
                 check = self._judged(job_id, await verifier.frame())
-                if child.status == "timeout" and check.reason.startswith(STRICT_NAMED):
-                    # What strict could not follow on the way (the verdict stays the child's).
-                    return msgspec.structs.replace(child, reason=f"{check.reason} ({child.reason})")
+                if child.status == "timeout":
+                    # What strict could not follow on the way, and the calls
+                    # it made between the processes (the verdict stays the child's).
+                    return _served.timed_out(child, check, STRICT_NAMED)
                 return child
             # The verifier is stuck in a test: the whole slot restarts, with
             # a fresh link (the template's end of the old one is spoken for).
             self.broken = True
             return child
-        # The verifier ends a check past its CPU budget, or past its budget
-        # and the wall-clock limit; one still silent after that is stuck.
+        # The verifier ends a check past its CPU budget (with its allowance,
+        # at most the ceiling), or past that and the wall-clock limit; one
+        # still silent after that is stuck.
         limits = self.pool.limits.for_task(task.cpu_s)
-        budget = limits.cpu_s + limits.wall_s
+        budget = ceiling_s(limits.cpu_s) + limits.wall_s
         with anyio.move_on_after(budget + VERIFIER_GRACE_S):
             check = self._judged(job_id, await verifier.frame())
+            over = _served.over_share(child, check, limits.cpu_s)
+            if over is not None:
+                return over
+            check = _served.judged(check, STRICT_NAMED)
             tail = child.output_tail
             if check.output:
                 tail = (tail + "\n" if tail else "") + "[the test printed]\n" + check.output

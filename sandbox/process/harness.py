@@ -82,12 +82,20 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def apply_limits(
-    *, cpu_s: float, memory_mb: int, fsize_mb: int, nofile: int, nproc: int | None
+    *,
+    cpu_s: float,
+    memory_mb: int,
+    fsize_mb: int,
+    nofile: int,
+    nproc: int | None,
+    cpu_hard_s: float | None = None,
 ) -> None:
     """Set the per-process rlimits. RLIMIT_CPU is whole seconds: the soft
-    limit sends SIGXCPU, the hard one a second later SIGKILL."""
+    limit sends SIGXCPU, the hard one (a second later, or ``cpu_hard_s``:
+    a served child's ceiling, see `protocol.served`) SIGKILL."""
     cpu = max(1, math.ceil(cpu_s))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    hard = cpu + 1 if cpu_hard_s is None else max(cpu + 1, math.ceil(cpu_hard_s))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
     if memory_mb > 0:
         mem = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
@@ -182,6 +190,7 @@ def isolate(
         fsize_mb=int(limits["fsize_mb"] or 1),
         nofile=int(limits["nofile"] or 64),
         nproc=None if limits.get("nproc") is None else int(limits["nproc"] or 0),
+        cpu_hard_s=None if limits.get("cpu_hard_s") is None else float(limits["cpu_hard_s"] or 0),
     )
 
 

@@ -40,7 +40,7 @@ from ..values import (
     wire,
     world,
 )
-from . import childio, fields, methods, operations, pins, sharing, stepped, watched
+from . import allowance, childio, fields, methods, operations, pins, sharing, stepped, watched
 from .proxy import Proxy
 
 _type = type
@@ -109,6 +109,8 @@ class _Peer(sharing.Sharing):
         self.sock = _socket(fileno=fd)
         self.frames = frames.Frames(protocol.MAX_FRAME)
         self.chunk = memoryview(bytearray(1 << 14))
+        self.sent = 0
+        self.allowance = allowance.Allowance()
         self.scope: dict[str, object] = {}
         self.objects: list[object] = []
         self.object_ids: dict[int, int] = {}
@@ -145,6 +147,9 @@ class _Peer(sharing.Sharing):
     # --- frames ---------------------------------------------------------
 
     def send(self, msg: object) -> None:
+        self.sent += 1
+        if not self.sent % allowance.STEP:
+            self.allowance.grant(self.sent)
         data = memoryview(_encode_frame(msg))
         try:
             while data:

@@ -24,6 +24,7 @@ import msgspec
 
 from .. import frames, protocol
 from ..isolation import fairness, layers, reaper, sharedwd, workdir
+from ..protocol.served import ceiling_s
 from ..values import filetap, protocols, realclasses
 from . import forkparent, harness, verdict
 
@@ -212,12 +213,22 @@ class Template:
             out_fd=self.out_fd,
             workdir=wdir,
             env=env,
-            limits=self.limit_map
-            if limits is self.limits
-            else {**self.limit_map, "cpu_s": limits.cpu_s},
+            limits=self._limit_map(job, limits),
             channel_fd=channel,
             confine=self._confine,
         )
+
+    def _limit_map(
+        self, job: protocol.JobHead, limits: protocol.Limits
+    ) -> dict[str, float | int | None]:
+        """The child's rlimits: a served child may go past its budget, up to
+        a ceiling, for what serving the verifier costs it (`protocol.served`;
+        the engine holds it to its exact share)."""
+        if job.kind == "serve":
+            return {**self.limit_map, "cpu_s": limits.cpu_s, "cpu_hard_s": ceiling_s(limits.cpu_s)}
+        if limits is self.limits:
+            return self.limit_map
+        return {**self.limit_map, "cpu_s": limits.cpu_s}
 
     def _fresh_workdir(self, job: protocol.JobHead) -> tuple[str, dict[str, str] | None]:
         """The job's empty work dir, and the environment to give the child

@@ -16,6 +16,7 @@ import msgspec
 
 from .. import protocol
 from ..isolation import fairness
+from ..protocol.served import ceiling_s
 from . import harness
 
 REASON_BYTES = 2000
@@ -82,7 +83,7 @@ def _judge(job: protocol.JobHead, limits: protocol.Limits, ending: Ending) -> pr
             tail_size=ending.tail_size,
         )
 
-    ended_badly = _how_it_ended(limits, ending)
+    ended_badly = _how_it_ended(limits, ending, job.kind == "serve")
     if ending.stopped and job.kind == "serve" and _only_stopped(ending, ended_badly):
         return out("exited", "stopped: the test had already decided")
     if ended_badly is not None:
@@ -123,14 +124,15 @@ def _only_stopped(ending: Ending, ended_badly: tuple[str, str] | None) -> bool:
     return killed and ended_badly[0] != "timeout"
 
 
-def _how_it_ended(limits: protocol.Limits, ending: Ending) -> tuple[str, str] | None:
+def _how_it_ended(limits: protocol.Limits, ending: Ending, served: bool) -> tuple[str, str] | None:
     """The verdict and reason when the child was killed, timed out or died;
-    None when it ended on its own within its budget."""
+    None when it ended on its own within its budget (a served child's, up to
+    its ceiling: the engine holds it to its share, `protocol.served`)."""
     if ending.too_big:
         return "error", "result too large"
     if ending.wall_killed:
         return "timeout", f"wall-clock backstop of {limits.wall_s:g}s exceeded"
-    budget_ms = limits.cpu_s * 1000.0
+    budget_ms = (ceiling_s(limits.cpu_s) if served else limits.cpu_s) * 1000.0
     if os.WIFSIGNALED(ending.status):
         sig = os.WTERMSIG(ending.status)
         if sig == signal.SIGXCPU or (sig == signal.SIGKILL and ending.cpu_ms >= budget_ms * 0.95):

@@ -77,3 +77,7 @@ class CheckResult(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """A call of the candidate ran past its time limit, or a request of the
     test's is left waiting on the child: stop its child now, whatever the
     verdict (it would otherwise run out its budget)."""
+    crossings: int = 0
+    """Frames the verifier wrote to the candidate's child over the check
+    (its requests and its answers): the engine grants the child CPU for
+    serving them (`served_cpu_ms`) and names them when time runs out."""

@@ -35,6 +35,12 @@ class Channel:
     def __init__(self, fd: int, deadline: float) -> None:
         self.fd = fd
         self.deadline = deadline
+        self.sent = 0
+        """Frames the verifier wrote to the child: requests and answers, one
+        per crossing (`protocol.served` grants the child CPU for them)."""
+        self.asked = 0
+        """Of those, the test's own requests: the child cannot make more of
+        them by flooding the verifier with its own (`timers.arm`)."""
         self.frames = frames.Frames(MAX_MESSAGE)
         # Reads block with a kernel timeout rather than a select() per read:
         # one syscall per message on the hot path of every call.
@@ -64,10 +70,13 @@ class Channel:
         self.sock.close()
 
     def send(self, msg: object) -> None:
+        if type(msg) is protocol.Op:
+            self.asked += 1
         self.send_frame(protocol.encode_frame(msg))
 
     def send_frame(self, frame: bytes) -> None:
         """Write one frame already encoded (`protocol.encode_frame`)."""
+        self.sent += 1
         try:
             frames.write_all(self.fd, frame)
         except OSError:

@@ -1,8 +1,9 @@
 """The verifier's two clocks: the test's CPU budget (``ITIMER_PROF``),
 armed from the first word the candidate's process sends until the verdict,
 so that serving the child's requests while its names are read counts as
-well as the test itself; and the wall-clock limit a test may set on one
-call of the candidate (`within`, ``ITIMER_REAL``)."""
+well as the test itself (with an allowance for those requests, see `arm`);
+and the wall-clock limit a test may set on one call of the candidate
+(`within`, ``ITIMER_REAL``)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,22 @@ _armed = False
 """True only while a check's budget runs, so a late timer signal is ignored."""
 
 
+_budget_s = 0.0
+"""CPU seconds the timer has been armed for over this check."""
+_allowed: Callable[[], float] | None = None
+"""The check's CPU budget with its allowance so far, in seconds (`arm`)."""
+
+
 def _on_prof(signum: int, frame: object) -> None:
-    if _armed:
-        raise CheckTimeout
+    global _budget_s
+    if not _armed:
+        return
+    more = 0.0 if _allowed is None else _allowed() - _budget_s
+    if more > 0.001:  # the crossings since earned the rest
+        _budget_s += more
+        signal.setitimer(signal.ITIMER_PROF, more)
+        return
+    raise CheckTimeout
 
 
 _call_limit = 0.0
@@ -51,9 +65,12 @@ def install() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
 
 
-def arm(cpu_s: float) -> None:
-    global _armed
-    _armed = True
+def arm(cpu_s: float, allowed: Callable[[], float] | None = None) -> None:
+    """Run the test's CPU budget of ``cpu_s``; when it runs out, ``allowed()``
+    (the budget with what the verifier has since spent serving the child,
+    `protocol.served`) may extend it before the check times out."""
+    global _armed, _budget_s, _allowed
+    _armed, _budget_s, _allowed = True, cpu_s, allowed
     signal.setitimer(signal.ITIMER_PROF, cpu_s)
 
 

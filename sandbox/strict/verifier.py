@@ -47,6 +47,7 @@ import msgspec
 from .. import frames, protocol
 from ..isolation import sharedwd
 from ..process import checkfork
+from ..protocol import served
 from ..values import unshared, wire, world
 from . import (
     answers,
@@ -150,6 +151,7 @@ class Verifier:
                 reason=reason,
                 output=capture.text(),
                 stop=timers.overran or answers.unread_left() or sidebyside.overlapped,
+                crossings=chan.sent,
             )
 
         cpu_s, wall_s = self.hello.cpu_s, self.hello.wall_s
@@ -211,7 +213,7 @@ class Verifier:
         # The budget runs from the child's first word: serving what it asks
         # while its names are read counts too (a flood of requests there is
         # the answer's timeout, not a verifier killed by its CPU ceiling).
-        timers.arm(cpu_s)
+        timers.arm(cpu_s, lambda: served.served_cpu_ms(cpu_s, chan.asked) / 1000.0)
         try:
             return self._meet(check, code, scope, ours, prelude, talk, chan, result)
         except CheckTimeout:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import operator
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -104,9 +105,8 @@ class Kept:
         numbers = wire.changed(self.objects, self.snaps)
         if not numbers:
             return []
-        out = self.contents(numbers)
-        if out:
-            self.snaps = wire.snapshot(self.objects)
+        out = self.contents(numbers, grown=True)
+        self._resnap(numbers)
         return out
 
     def changes_in_call(self) -> list[Any]:
@@ -118,11 +118,22 @@ class Kept:
             return []
         return self.changes()
 
-    def contents(self, numbers: Any) -> list[Any]:
+    def contents(self, numbers: Any, grown: bool = False) -> list[Any]:
         """``[k, contents]`` of the kept containers ``numbers``, for the
-        other side to `apply`."""
+        other side to `apply`; with ``grown``, a list that only grew at its
+        end since the sides last agreed sends its new items alone
+        (``["+", length before, items]``): an audit trail appended to at
+        each of thousands of calls costs each call its new entry, not the
+        whole list again."""
         codec = self.codec(list(self.objects))
-        out = [[k, codec.contents(self.objects[k], 0)] for k in numbers]
+        out = []
+        for k in numbers:
+            obj = self.objects[k]
+            start = _appended(obj, self.snaps[k]) if grown else 0
+            if start:
+                out.append([k, ["+", start, codec.contents(obj[start:], 0)]])
+            else:
+                out.append([k, codec.contents(obj, 0)])
         self._adopt(codec.memo)
         return out
 
@@ -137,12 +148,22 @@ class Kept:
                 raise wire.NotData("malformed kept containers")
             if not 0 <= item[0] < _len(self.objects):
                 raise wire.NotData("an unknown kept container")
-            if wire.changed([self.objects[item[0]]], [self.snaps[item[0]]]):
-                self.clashed = True
-            codec.refill(self.objects[item[0]], item[1])
+            target = self.objects[item[0]]
+            clash = bool(wire.changed([target], [self.snaps[item[0]]]))
+            self.clashed = self.clashed or clash
+            if _type(item[1]) is list and _len(item[1]) == 3 and item[1][0] == "+":
+                if not clash:  # else the verifier refuses: no length to add to
+                    _extend(codec, target, item[1])
+            else:
+                codec.refill(target, item[1])
         self._adopt(codec.memo)
-        if items:
-            self.snaps = wire.snapshot(self.objects)
+        self._resnap([item[0] for item in items])
+
+    def _resnap(self, numbers: list[int]) -> None:
+        """What the containers ``numbers`` hold now is what the sides agree
+        on (the others are unchanged; those adopted since have theirs)."""
+        for k in numbers:
+            self.snaps[k] = wire.snapshot([self.objects[k]])[0]
 
     def _adopt(self, memo: list[Any]) -> None:
         """Keep the containers that crossed inside kept ones (a list the
@@ -155,6 +176,28 @@ class Kept:
             if _type(obj) in _MUTABLE and not self.add(obj):
                 self.full = True
                 return
+
+
+def _appended(obj: Any, old: Any) -> int:
+    """The length ``old`` had when ``obj`` (a list) only grew at its end
+    since (its first items are the very objects ``old`` holds); else 0."""
+    if _type(obj) is not list or _type(old) is not list:
+        return 0
+    start = _len(old)
+    if not 0 < start < _len(obj) or not _all(_map(_is, old, obj)):
+        return 0
+    return start
+
+
+def _extend(codec: wire.Codec, target: Any, grown: list[Any]) -> None:
+    """Append to ``target`` the items ``["+", start, items]`` sent, where
+    ``start`` must be its length; raises `wire.NotData` otherwise."""
+    start = grown[1]
+    if _type(target) is not list or _type(start) is not int or start != _len(target):
+        raise wire.NotData("malformed kept containers")
+    tail: list[Any] = []
+    codec.refill(tail, grown[2])
+    target.extend(tail)
 
 
 def serve(table: Kept, op: str, args: object, scope: dict[str, object]) -> tuple[object, list[Any]]:
@@ -190,7 +233,7 @@ def held(memo: list[Any], before: list[int], table: Kept, answer: bool) -> list[
     table already holds are left out."""
     last = _len(memo) if answer else _len(before)  # else the arguments alone
     inner: dict[int, int] = _inner(memo) if last > _len(before) else {}
-    known = {_id(o) for o in table.objects}
+    known = table.index  # the held containers' ids, kept as they are added
     out: list[int] = []
     for n in range(last):
         o = memo[n]
@@ -204,7 +247,7 @@ def held(memo: list[Any], before: list[int], table: Kept, answer: bool) -> list[
     return _within(memo, out, known)
 
 
-def _within(memo: list[Any], out: list[int], known: set[int]) -> list[int]:
+def _within(memo: list[Any], out: list[int], known: dict[int, int]) -> list[int]:
     """``out`` and the request's containers inside them, at any depth: a
     list inside a kept dict is shared through it (``config["words"]``)."""
     number = {_id(o): n for n, o in enumerate(memo)}
@@ -232,6 +275,8 @@ _Counter = collections.Counter
 _chain = itertools.chain.from_iterable
 _map = map
 _sum = sum
+_all = all
+_is = operator.is_
 _ALONE = 3
 """A container's count held only by a memo list, as `held` reads it: the
 memo, the loop's name and `sys.getrefcount`'s argument."""
