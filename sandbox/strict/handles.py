@@ -149,10 +149,7 @@ class Handle(metaclass=handlefaces.Meta):
         if type(state) is not dict or not all(type(k) is str for k in state):
             return _no_value
         if isinstance(twin, enum.EnumMeta):
-            mixed = getattr(twin, "_member_type_", object)
-            if (None if mixed is object else mixed) is not self._base:
-                return _no_value  # an IntEnum written out as a plain Enum compares otherwise
-            return twins.member(twin, state)
+            return twins.member(twin, state, self._base)
         if skeleton.builds_nothing(twin):
             return _no_value  # the prompt's class only declares its constructor
         if any(twins.shadows(twin, key) for key in state):

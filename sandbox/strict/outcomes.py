@@ -42,6 +42,12 @@ def told(reason: str) -> str:
     return reason
 
 
+STOPPED = (
+    "strict scoring: the candidate's call raised {}, which ends a loop of the test's"
+    " over its answers without a failure (an answer that computes nothing would pass)"
+)
+
+
 class CandidateGone(BaseException):
     """The candidate's child stopped answering (died, exited, was killed)."""
 

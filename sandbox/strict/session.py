@@ -46,7 +46,7 @@ from .handles import (
     Refused,
     is_handle,
 )
-from .outcomes import told
+from .outcomes import STOPPED, told
 
 _READS = frozenset({"plain", "state", "states", "fields", "type"})
 """Requests that only read a value (with the builtin type's own methods)."""
@@ -54,10 +54,6 @@ MAX_HANDLES = 100_000
 MAX_NESTING = 200
 """Calls in flight between the two sides at once (a callback calling the
 candidate calling back...)."""
-STOPPED = (
-    "strict scoring: the candidate's call raised {}, which ends a loop of the test's"
-    " over its answers without a failure (an answer that computes nothing would pass)"
-)
 
 
 class Session(standins.Standins, callbacks.Callbacks):
@@ -295,15 +291,12 @@ class Session(standins.Standins, callbacks.Callbacks):
             )
         finally:
             self.opened.asked.remove(frame)
-        if op != "call":
-            return self.answer(reply, codec, sent)
         try:
             return self.answer(reply, codec, sent)
         except (StopIteration, StopAsyncIteration) as exc:
-            # Ends a loop of the test's that maps the candidate (``zip(map(...))``,
-            # ``all(map(...))``) without a failure, in one program too.
-            name = type(exc).__name__
-            raise CandidateError(told(STOPPED.format(name))) from None
+            if op != "call":  # ends the candidate's iterator, as in one program
+                raise
+            raise CandidateError(told(STOPPED.format(type(exc).__name__))) from None
 
     def request(self, codec: wire.Codec, args: object, call: bool) -> object:
         """The tree of a request's ``args`` (a call's: ``(args, kwargs)``)."""

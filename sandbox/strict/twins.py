@@ -111,9 +111,14 @@ def _kin(a: type, b: type) -> bool:
     return a.__qualname__ == b.__qualname__ and a.__module__ == b.__module__ == _TEST_MODULE
 
 
-def member(twin: enum.EnumMeta, state: dict[str, Any]) -> Any:
+def member(twin: enum.EnumMeta, state: dict[str, Any], base: type | None = None) -> Any:
     """The prelude's member of the name and value that a member of the
-    program's enum of that name has (a singleton: not made anew)."""
+    program's enum of that name has (a singleton: not made anew), where the
+    program's enum mixes in the same builtin ``base`` (an ``IntEnum``
+    written out as a plain ``Enum`` compares otherwise)."""
+    mixed = getattr(twin, "_member_type_", object)
+    if (None if mixed is object else mixed) is not base:
+        return NO_VALUE
     name, value = state.get("_name_"), state.get("_value_")
     member = twin.__members__.get(name) if type(name) is str else None
     if member is None and issubclass(twin, enum.Flag) and type(value) is int:
