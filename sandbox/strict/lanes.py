@@ -195,9 +195,11 @@ class Lanes:
     def _wait(self, done: Any) -> None:
         """Until the lane's call is done; the child ending meanwhile (or
         the channel's deadline passing) fails the check with `GONE`."""
-        watch = _poll()
-        watch.register(self.chan.fd, _HUNG_UP)
+        watch: Any = None
         while not done.acquire(True, _WAKE_S):
+            if watch is None:  # only once a call outlasts one wake: most end before
+                watch = _poll()
+                watch.register(self.chan.fd, _HUNG_UP)
             if watch.poll(0) or _monotonic() > self.chan.deadline:
                 told(GONE)
                 raise CandidateGone("the candidate's process ended before the check completed")
